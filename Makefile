@@ -1,0 +1,29 @@
+# replay — build, test, demo, bench, lint.
+GO ?= go
+PKGS := ./...
+
+.PHONY: build test test-short demo bench lint clean
+
+build:
+	$(GO) build -o bin/replay ./cmd/replay
+
+# All tests, with the race detector, against real PostgreSQL clusters that the
+# tests start themselves (internal/pgtest).
+test:
+	$(GO) test -race -timeout 15m $(PKGS)
+
+test-short:
+	$(GO) test -short -timeout 10m $(PKGS)
+
+demo: build
+	./bin/replay demo
+
+bench:
+	./scripts/bench
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+clean:
+	rm -rf bin

@@ -1,0 +1,113 @@
+// Command replay records a service's traffic, replays it against two builds
+// and explains what got slower and why. See README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes, as DESIGN.md's CLI contract gives them.
+const (
+	exitOK         = 0
+	exitError      = 1
+	exitUsage      = 2
+	exitRegression = 99
+)
+
+// usageError marks an error as bad usage (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// errFailed reports that goals were missed or a regression was found (exit
+// 99); the report has already been printed.
+var errFailed = errors.New("goals missed or regression found")
+
+// streams are the standard streams a command writes to; tests use buffers.
+type streams struct {
+	in       io.Reader
+	out, err io.Writer
+	// outTTY reports whether out is a terminal (progress bars are drawn only then).
+	outTTY bool
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr, outTTY: isTerminal(os.Stdout)}))
+}
+
+// run executes the CLI with args and returns the exit code.
+func run(args []string, s streams) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	root := newRootCmd(s)
+	root.SetArgs(args)
+	root.SetIn(s.in)
+	root.SetOut(s.out)
+	root.SetErr(s.err)
+	err := root.ExecuteContext(ctx)
+	return exitCode(err, s.err)
+}
+
+// exitCode maps an error to the exit code and prints it as one line.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	if errors.Is(err, errFailed) {
+		return exitRegression
+	}
+	fmt.Fprintf(stderr, "replay: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	return exitError
+}
+
+func newRootCmd(s streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "replay",
+		Short:         "Record a service's traffic, replay it against two builds, and explain what got slower",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(
+		newCmdRecord(s),
+		newCmdInspect(s),
+		newCmdSnapshot(s),
+		newCmdCA(s),
+		newCmdMock(s),
+		newCmdSQLCount(s),
+		newCmdRun(s),
+		newCmdCompare(s),
+		newCmdReport(s),
+		newCmdDemo(s),
+	)
+	for _, c := range root.Commands() {
+		c.SilenceUsage = true
+		c.SilenceErrors = true
+	}
+	return root
+}
+
+// exactArgs is cobra.ExactArgs with a usage error.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}
