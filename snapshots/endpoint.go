@@ -1,0 +1,198 @@
+package snapshots
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// Rule is a user-given endpoint template, e.g. "GET /orders/{id}/status".
+// A segment in braces matches any one path segment; other segments match
+// themselves exactly.
+type Rule struct {
+	method   string   // upper case, or "*" for any
+	segments []string // path segments; "{…}" matches any one segment
+}
+
+// ParseRule parses "METHOD /path/{param}/..." (METHOD may be "*").
+func ParseRule(s string) (Rule, error) {
+	fields := strings.Fields(s)
+	if len(fields) != 2 {
+		return Rule{}, fmt.Errorf("parse endpoint rule %q: want \"METHOD /path\", e.g. \"GET /orders/{id}\"", s)
+	}
+	method, path := strings.ToUpper(fields[0]), fields[1]
+	if method != "*" && !isToken(method) {
+		return Rule{}, fmt.Errorf("parse endpoint rule %q: bad method %q", s, fields[0])
+	}
+	if !strings.HasPrefix(path, "/") {
+		return Rule{}, fmt.Errorf("parse endpoint rule %q: path must start with /", s)
+	}
+	if strings.ContainsAny(path, "?#") {
+		return Rule{}, fmt.Errorf("parse endpoint rule %q: a query string is never part of an endpoint", s)
+	}
+	segs := splitPath(path)
+	for _, seg := range segs {
+		if isParam(seg) {
+			if len(seg) == 2 {
+				return Rule{}, fmt.Errorf("parse endpoint rule %q: empty parameter name {}", s)
+			}
+			continue
+		}
+		if strings.ContainsAny(seg, "{}") {
+			return Rule{}, fmt.Errorf("parse endpoint rule %q: segment %q mixes a parameter and text", s, seg)
+		}
+	}
+	return Rule{method: method, segments: segs}, nil
+}
+
+// ParseRules parses each of ss with ParseRule.
+func ParseRules(ss []string) ([]Rule, error) {
+	var rules []Rule
+	var errs []error
+	for _, s := range ss {
+		r, err := ParseRule(s)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		rules = append(rules, r)
+	}
+	return rules, errors.Join(errs...)
+}
+
+// String returns the rule as ParseRule accepts it.
+func (r Rule) String() string {
+	return r.method + " /" + strings.Join(r.segments, "/")
+}
+
+// match returns the endpoint r gives a request, and whether it applies.
+func (r Rule) match(method string, segs []string) (string, bool) {
+	if r.method == "" || (r.method != "*" && r.method != method) || len(segs) != len(r.segments) {
+		return "", false
+	}
+	for i, seg := range r.segments {
+		if !isParam(seg) && seg != segs[i] {
+			return "", false
+		}
+	}
+	return method + " /" + strings.Join(r.segments, "/"), true
+}
+
+// Endpoint returns the endpoint of a request: method plus path template.
+// Rules win, the first that matches; otherwise path segments that are
+// numbers, UUIDs, long hex or id-like tokens become {id}. The query string is
+// not part of it. path may also be an absolute URL.
+func Endpoint(method, path string, rules []Rule) string {
+	method = strings.ToUpper(method)
+	path = pathOf(path)
+	segs := splitPath(path)
+	for _, r := range rules {
+		if ep, ok := r.match(method, segs); ok {
+			return ep
+		}
+	}
+	for i, seg := range segs {
+		if isID(seg) {
+			segs[i] = "{id}"
+		}
+	}
+	return method + " /" + strings.Join(segs, "/")
+}
+
+// pathOf returns the path of a request target: origin form ("/a?b"),
+// absolute form ("http://h/a?b") or anything else a client sent.
+func pathOf(target string) string {
+	if i := strings.IndexAny(target, "?#"); i >= 0 {
+		target = target[:i]
+	}
+	if strings.HasPrefix(target, "/") {
+		return target
+	}
+	if u, err := url.Parse(target); err == nil && u.Scheme != "" {
+		return u.EscapedPath()
+	}
+	return "/" + target
+}
+
+// splitPath splits "/a/b/" into ["a", "b", ""]; "/" and "" give [""].
+func splitPath(path string) []string {
+	return strings.Split(strings.TrimPrefix(path, "/"), "/")
+}
+
+func isParam(seg string) bool {
+	return len(seg) >= 2 && seg[0] == '{' && seg[len(seg)-1] == '}'
+}
+
+// isID reports whether a path segment names one resource among many rather
+// than a fixed part of the API.
+func isID(seg string) bool {
+	if seg == "" {
+		return false
+	}
+	var digits, letters, hex, other int
+	for i := 0; i < len(seg); i++ {
+		c := seg[i]
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+			hex++
+		case c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F':
+			letters++
+			hex++
+		case c >= 'g' && c <= 'z' || c >= 'G' && c <= 'Z':
+			letters++
+		case c == '-' || c == '_' || c == '.' || c == '~' || c == ':' || c == '%' || c == '+' || c == '=':
+			other++
+		default:
+			return false // not an identifier we know: leave it
+		}
+	}
+	switch {
+	case digits == len(seg): // 42
+		return true
+	case isUUID(seg):
+		return true
+	case hex == len(seg) && len(seg) >= 16: // 5f2b9c0e1a7d4e3f
+		return true
+	case letters == 0 && digits > 0 && len(seg) >= 8: // 2024-01-31, 1.2.3.4.5
+		return true
+	case digits > 0 && len(seg) >= 8: // ord_7f3a9b21, a1b2c3d4
+		return true
+	}
+	return false
+}
+
+// isUUID reports whether s is 8-4-4-4-12 hex digits.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if c != '-' {
+				return false
+			}
+			continue
+		}
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// isToken reports whether s is an HTTP token (a method name).
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}

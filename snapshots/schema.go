@@ -1,0 +1,283 @@
+package snapshots
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// File kinds recorded in the meta table.
+const (
+	kindSnapshot = "snapshot"
+	kindRun      = "run"
+)
+
+// busyTimeout is how long a connection waits for a lock held by another
+// connection (a writer committing, a checkpoint) before giving up.
+const busyTimeout = 10 * time.Second
+
+// metaDDL is shared by snapshots and run files: the first table we create,
+// the one Open checks before anything else.
+const metaDDL = `CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`
+
+// snapshotDDL creates version 1 of the snapshot schema.
+var snapshotDDL = []string{
+	metaDDL,
+	`CREATE TABLE exchanges (
+		id                 INTEGER PRIMARY KEY,
+		direction          TEXT NOT NULL,
+		protocol           TEXT NOT NULL,
+		service            TEXT NOT NULL,
+		start_ns           INTEGER NOT NULL,
+		duration_ns        INTEGER NOT NULL,
+		method             TEXT NOT NULL,
+		url                TEXT NOT NULL,
+		proto              TEXT NOT NULL,
+		request_header     TEXT,
+		request_body       BLOB,
+		request_body_size  INTEGER NOT NULL,
+		status             INTEGER NOT NULL,
+		response_header    TEXT,
+		response_body      BLOB,
+		response_body_size INTEGER NOT NULL,
+		endpoint           TEXT NOT NULL,
+		parent_id          INTEGER NOT NULL,
+		trace_id           TEXT NOT NULL,
+		error              TEXT NOT NULL
+	)`,
+	`CREATE TABLE statements (
+		id          INTEGER PRIMARY KEY,
+		exchange_id INTEGER NOT NULL,
+		trace_id    TEXT NOT NULL,
+		conn        INTEGER NOT NULL,
+		start_ns    INTEGER NOT NULL,
+		duration_ns INTEGER NOT NULL,
+		protocol    TEXT NOT NULL,
+		sql         TEXT NOT NULL,
+		fingerprint TEXT NOT NULL,
+		rows        INTEGER NOT NULL,
+		command_tag TEXT NOT NULL,
+		error       TEXT NOT NULL
+	)`,
+	// capture holds one row per counter of CaptureStats, rewritten with every commit.
+	`CREATE TABLE capture (name TEXT PRIMARY KEY, value INTEGER NOT NULL)`,
+	// rules lists the user's endpoint rules, in the order they apply.
+	`CREATE TABLE rules (position INTEGER PRIMARY KEY, rule TEXT NOT NULL)`,
+}
+
+// runDDL creates version 1 of the run file schema.
+var runDDL = []string{
+	metaDDL,
+	`CREATE TABLE run_info (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+	`CREATE TABLE results (
+		seq             INTEGER PRIMARY KEY,
+		phase           TEXT NOT NULL,
+		slice           INTEGER NOT NULL,
+		exchange_id     INTEGER NOT NULL,
+		endpoint        TEXT NOT NULL,
+		method          TEXT NOT NULL,
+		url             TEXT NOT NULL,
+		intended_ns     INTEGER NOT NULL,
+		sent_ns         INTEGER NOT NULL,
+		done_ns         INTEGER NOT NULL,
+		status          INTEGER NOT NULL,
+		recorded_status INTEGER NOT NULL,
+		bytes           INTEGER NOT NULL,
+		error           TEXT NOT NULL,
+		trace_id        TEXT NOT NULL,
+		sql_counted     INTEGER NOT NULL
+	)`,
+	// fingerprints interns the statement texts result_sql refers to.
+	`CREATE TABLE fingerprints (id INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL UNIQUE)`,
+	`CREATE TABLE result_sql (
+		seq            INTEGER NOT NULL,
+		position       INTEGER NOT NULL,
+		fingerprint_id INTEGER NOT NULL,
+		count          INTEGER NOT NULL,
+		duration_ns    INTEGER NOT NULL,
+		PRIMARY KEY (seq, position)
+	) WITHOUT ROWID`,
+}
+
+// dsn builds a modernc.org/sqlite data source name for path. Writers use WAL
+// with synchronous=NORMAL: a commit survives the process being killed (it is
+// in the OS once written), only a power cut can lose the last commits.
+func dsn(path string, readOnly bool) string {
+	u := url.URL{Scheme: "file", Opaque: escapePath(path)}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.Itoa(int(busyTimeout/time.Millisecond))+")")
+	if readOnly {
+		q.Set("mode", "ro")
+	} else {
+		q.Set("mode", "rw")
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous(NORMAL)")
+		// Checkpoint less often than every 1000 pages: each checkpoint
+		// syncs the database file, and big exchanges fill pages fast.
+		q.Add("_pragma", "wal_autocheckpoint(10000)")
+	}
+	return u.String() + "?" + q.Encode()
+}
+
+// escapePath escapes the characters that have a meaning in a SQLite URI.
+func escapePath(path string) string {
+	r := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+	return r.Replace(path)
+}
+
+// createFile creates path exclusively, failing with ErrExists when it is
+// there, and opens it as a writable database holding ddl and the meta rows.
+func createFile(path, kind string, ddl []string) (*sql.DB, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("%w: remove it or choose another path", ErrExists)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		return nil, cleanup(path, err)
+	}
+	// One connection: the writer goroutine is the only user, and SQLite
+	// writes one transaction at a time anyway.
+	db.SetMaxOpenConns(1)
+	tx, err := db.Begin()
+	if err != nil {
+		db.Close()
+		return nil, cleanup(path, err)
+	}
+	for _, q := range ddl {
+		if _, err := tx.Exec(q); err != nil {
+			tx.Rollback()
+			db.Close()
+			return nil, cleanup(path, err)
+		}
+	}
+	meta := [][2]string{
+		{"kind", kind},
+		{"version", strconv.Itoa(SchemaVersion)},
+		{"created", time.Now().UTC().Format(time.RFC3339Nano)},
+	}
+	for _, kv := range meta {
+		if _, err := tx.Exec(`INSERT INTO meta (key, value) VALUES (?, ?)`, kv[0], kv[1]); err != nil {
+			tx.Rollback()
+			db.Close()
+			return nil, cleanup(path, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		db.Close()
+		return nil, cleanup(path, err)
+	}
+	return db, nil
+}
+
+// cleanup removes a file that createFile could not finish, and its WAL.
+func cleanup(path string, err error) error {
+	os.Remove(path)
+	os.Remove(path + "-wal")
+	os.Remove(path + "-shm")
+	return err
+}
+
+// openFile opens an existing file of kind read-only and checks its meta
+// table. It never creates a missing file.
+func openFile(path, kind string) (*sql.DB, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, errors.New("no such file")
+		}
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, errors.New("is a directory")
+	}
+	db, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(4)
+	if err := checkMeta(db, kind); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// checkMeta verifies that db is a replay file of kind, at a version this
+// build reads.
+func checkMeta(db *sql.DB, kind string) error {
+	ctx := context.Background()
+	var n int
+	err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'`).Scan(&n)
+	if err != nil {
+		return describeSQLiteError(err)
+	}
+	if n == 0 {
+		return ErrNotSnapshot
+	}
+	meta := map[string]string{}
+	rows, err := db.QueryContext(ctx, `SELECT key, value FROM meta`)
+	if err != nil {
+		return describeSQLiteError(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return fmt.Errorf("%w: bad meta table: %w", ErrNotSnapshot, err)
+		}
+		meta[k] = v
+	}
+	if err := rows.Err(); err != nil {
+		return describeSQLiteError(err)
+	}
+	got, ok := meta["kind"]
+	switch {
+	case !ok:
+		return ErrNotSnapshot
+	case got != kind:
+		if got == kindRun || got == kindSnapshot {
+			return fmt.Errorf("%w: it is a %s file, not a %s", ErrNotSnapshot, got, kind)
+		}
+		return ErrNotSnapshot
+	}
+	v, err := strconv.Atoi(meta["version"])
+	if err != nil {
+		return fmt.Errorf("%w %q", ErrVersion, meta["version"])
+	}
+	if v != SchemaVersion {
+		return fmt.Errorf("%w %d (this build reads version %d)", ErrVersion, v, SchemaVersion)
+	}
+	return nil
+}
+
+// describeSQLiteError turns SQLite's codes for files that are not databases
+// into words a user can act on.
+func describeSQLiteError(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_NOTADB:
+			return fmt.Errorf("%w: not a SQLite database", ErrNotSnapshot)
+		case sqlite3.SQLITE_CORRUPT:
+			return fmt.Errorf("file is corrupt: %w", err)
+		}
+	}
+	return err
+}
