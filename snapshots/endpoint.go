@@ -79,19 +79,31 @@ func (r Rule) match(method string, segs []string) (string, bool) {
 	return method + " /" + strings.Join(r.segments, "/"), true
 }
 
+// matchRules returns the endpoint the first matching rule gives a request.
+func matchRules(method, target string, rules []Rule) (string, bool) {
+	if len(rules) == 0 {
+		return "", false
+	}
+	method = strings.ToUpper(method)
+	segs := splitPath(pathOf(target))
+	for _, r := range rules {
+		if ep, ok := r.match(method, segs); ok {
+			return ep, true
+		}
+	}
+	return "", false
+}
+
 // Endpoint returns the endpoint of a request: method plus path template.
 // Rules win, the first that matches; otherwise path segments that are
 // numbers, UUIDs, long hex or id-like tokens become {id}. The query string is
 // not part of it. path may also be an absolute URL.
 func Endpoint(method, path string, rules []Rule) string {
-	method = strings.ToUpper(method)
-	path = pathOf(path)
-	segs := splitPath(path)
-	for _, r := range rules {
-		if ep, ok := r.match(method, segs); ok {
-			return ep
-		}
+	if ep, ok := matchRules(method, path, rules); ok {
+		return ep
 	}
+	method = strings.ToUpper(method)
+	segs := splitPath(pathOf(path))
 	for i, seg := range segs {
 		if isID(seg) {
 			segs[i] = "{id}"
@@ -142,7 +154,10 @@ func isID(seg string) bool {
 			hex++
 		case c >= 'g' && c <= 'z' || c >= 'G' && c <= 'Z':
 			letters++
-		case c == '-' || c == '_' || c == '.' || c == '~' || c == ':' || c == '%' || c == '+' || c == '=':
+		case c == '%' && i+2 < len(seg): // an escaped byte: its hex digits are no digits of an id
+			other++
+			i += 2
+		case c == '-' || c == '_' || c == '.' || c == '~' || c == ':' || c == '+' || c == '=':
 			other++
 		default:
 			return false // not an identifier we know: leave it

@@ -127,15 +127,15 @@ type Statement struct {
 // CaptureStats counts what a recording saw and what it kept.
 type CaptureStats struct {
 	// InboundSeen counts inbound requests the recorder received.
-	InboundSeen int64
+	InboundSeen int64 `json:"inbound_seen"`
 	// InboundRecorded counts inbound exchanges written to the snapshot.
-	InboundRecorded int64
+	InboundRecorded int64 `json:"inbound_recorded"`
 	// OutboundSeen counts outbound requests the recorder received.
-	OutboundSeen int64
+	OutboundSeen int64 `json:"outbound_seen"`
 	// OutboundRecorded counts outbound exchanges written to the snapshot.
-	OutboundRecorded int64
+	OutboundRecorded int64 `json:"outbound_recorded"`
 	// Statements counts SQL statements written to the snapshot.
-	Statements int64
+	Statements int64 `json:"statements"`
 }
 
 // Phases of a run.

@@ -1,16 +1,403 @@
 package main
 
 import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/replaykit/replay/internal/ca"
+	"github.com/replaykit/replay/mock"
+	"github.com/replaykit/replay/snapshots"
 )
 
-// PLACEHOLDER: replaced by the real command.
+type mockOptions struct {
+	snapshot   string
+	listen     string
+	mock       []string
+	onMiss     string
+	timing     string
+	caDir      string
+	serve      []string
+	resolve    []string
+	upstreamCA string
+	volatile   []string
+
+	stdout, stderr io.Writer
+	// onReady, when set, is told the addresses listened on (tests).
+	onReady func(*mockRunning)
+}
+
 func newCmdMock(s streams) *cobra.Command {
-	return &cobra.Command{
-		Use:   "mock",
-		Short: "(not built yet)",
-		RunE:  func(cmd *cobra.Command, args []string) error { return errors.New("mock: not built yet") },
+	opts := &mockOptions{stdout: s.out, stderr: s.err}
+	cmd := &cobra.Command{
+		Use:   "mock --snapshot SNAP --listen ADDR [--mock HOST:PORT]... [--on-miss error|passthrough] [--mock-timing recorded|none] [--serve LISTEN=HOST:PORT]...",
+		Short: "Answer an app's outbound calls from a snapshot",
+		Long: `mock answers the calls an app makes to upstream services from the outbound
+exchanges recorded in SNAP, so that the app runs without the real upstreams,
+until it is stopped with Ctrl-C (SIGINT) or SIGTERM. It then prints how many
+calls it answered and every miss.
+
+  --listen ADDR                 a forward proxy: start the app with the printed
+                                HTTP_PROXY, HTTPS_PROXY and SSL_CERT_FILE; HTTPS
+                                is intercepted with replay's CA (see 'replay ca')
+  --serve LISTEN=HOST:PORT      a plain HTTP server on LISTEN that answers as the
+                                recorded service HOST:PORT, for an app that takes
+                                an upstream base URL instead of a proxy: give it
+                                http://LISTEN as the base URL (repeatable, one
+                                listener per service)
+
+At least one is needed. LISTEN and ADDR are [HOST]:PORT (port 0 picks a free
+one; the address is printed).
+
+--mock HOST:PORT chooses the services answered from the snapshot (repeatable;
+default: every recorded service). Calls to other hosts pass through to the real
+upstream. A call to a mocked service is matched with the recorded calls
+exactly (method, path, query, body; JSON bodies compared canonically), then
+loosely (query order, volatile values such as timestamps, UUIDs and request
+ids), then by endpoint template (ids in the path may differ). The nth
+identical call gets the nth recorded response; once they are used up, the
+last one repeats.
+
+A call that matches nothing is a miss: with --on-miss error (the default) it
+gets a 502 with header X-Replay-Mock: miss and a JSON body naming the closest
+recorded call and the fields that differed; with --on-miss passthrough the
+real upstream answers. --mock-timing recorded waits the recorded upstream
+latency before answering; none (the default) answers at once.`,
+		Example: `  replay mock --snapshot orders.snap --listen 127.0.0.1:8082
+  replay mock --snapshot orders.snap --listen :8082 --mock api.stripe.com:443 --on-miss passthrough
+  replay mock --snapshot orders.snap --serve 127.0.0.1:9001=catalog.example.com:443   # base URL http://127.0.0.1:9001`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return mockRun(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.snapshot, "snapshot", "", "snapshot `FILE` to answer from")
+	f.StringVar(&opts.listen, "listen", "", "serve the forward proxy (HTTP_PROXY/HTTPS_PROXY) on `ADDR`")
+	f.StringArrayVar(&opts.mock, "mock", nil, "answer calls to the recorded service `HOST:PORT` from the snapshot (repeatable; default: every recorded service)")
+	f.StringVar(&opts.onMiss, "on-miss", mock.OnMissError, "what a call that matches nothing gets: `error` (a 502 explaining the miss) or passthrough (the real upstream)")
+	f.StringVar(&opts.timing, "mock-timing", mock.TimingNone, "`none` answers at once; recorded waits the recorded upstream latency")
+	f.StringVar(&opts.caDir, "ca-dir", "", "`DIR` of replay's CA (default $XDG_CONFIG_HOME/replay/ca or ~/.config/replay/ca)")
+	f.StringArrayVar(&opts.serve, "serve", nil, "answer as the recorded service on a plain HTTP listener: `LISTEN=HOST:PORT` (repeatable)")
+	f.StringArrayVar(&opts.resolve, "resolve", nil, "for calls passed through: `HOST:PORT=ADDR` dials ADDR for calls to HOST:PORT (repeatable)")
+	f.StringVar(&opts.upstreamCA, "upstream-ca", "", "also trust the CA certificates in PEM `FILE` when passing calls through to HTTPS upstreams")
+	f.StringArrayVar(&opts.volatile, "volatile", nil, "also ignore the values of query parameter or JSON member `KEY` when matching loosely (repeatable)")
+	return cmd
+}
+
+// servePlan is one --serve: a listener answering as one service.
+type servePlan struct {
+	listen, service string
+}
+
+// mockPlan is the validated form of mockOptions.
+type mockPlan struct {
+	listen  string
+	serve   []servePlan
+	resolve map[string]string
+}
+
+// plan validates opts; its errors are usage errors.
+func (opts *mockOptions) plan() (*mockPlan, error) {
+	if opts.snapshot == "" {
+		return nil, usagef("mock: --snapshot SNAP is required")
+	}
+	if opts.listen == "" && len(opts.serve) == 0 {
+		return nil, usagef("mock: nothing to serve: give --listen ADDR (a forward proxy) and/or --serve LISTEN=HOST:PORT")
+	}
+	p := &mockPlan{resolve: map[string]string{}}
+	if opts.listen != "" {
+		l, err := listenAddr(opts.listen)
+		if err != nil {
+			return nil, usagef("mock: --listen: %v", err)
+		}
+		p.listen = l
+	}
+	for _, svc := range opts.mock {
+		if !isHostPort(svc) {
+			return nil, usagef("mock: --mock %q: want HOST:PORT, e.g. api.example.com:443", svc)
+		}
+	}
+	if opts.onMiss != mock.OnMissError && opts.onMiss != mock.OnMissPassthrough {
+		return nil, usagef("mock: --on-miss %q: want error or passthrough", opts.onMiss)
+	}
+	if opts.timing != mock.TimingNone && opts.timing != mock.TimingRecorded {
+		return nil, usagef("mock: --mock-timing %q: want recorded or none", opts.timing)
+	}
+	for _, s := range opts.serve {
+		listen, svc, ok := strings.Cut(s, "=")
+		if !ok || !isHostPort(svc) {
+			return nil, usagef("mock: --serve %q: want LISTEN=HOST:PORT, e.g. 127.0.0.1:9001=api.example.com:443", s)
+		}
+		l, err := listenAddr(listen)
+		if err != nil {
+			return nil, usagef("mock: --serve %q: %v", s, err)
+		}
+		p.serve = append(p.serve, servePlan{listen: l, service: svc})
+	}
+	for _, s := range opts.resolve {
+		from, to, ok := strings.Cut(s, "=")
+		if !ok || !isHostPort(from) || !isHostPort(to) {
+			return nil, usagef("mock: --resolve %q: want HOST:PORT=ADDR, e.g. api.example.com:443=127.0.0.1:8443", s)
+		}
+		p.resolve[from] = to
+	}
+	for _, k := range opts.volatile {
+		if strings.TrimSpace(k) == "" {
+			return nil, usagef("mock: --volatile: want a key name, e.g. request_id")
+		}
+	}
+	return p, nil
+}
+
+func isHostPort(s string) bool {
+	host, port, err := net.SplitHostPort(s)
+	return err == nil && host != "" && port != ""
+}
+
+// mockRunning is a started `replay mock`: its server and listeners.
+type mockRunning struct {
+	server *mock.Server
+	proxy  net.Listener   // nil without --listen
+	serve  []net.Listener // one per --serve, in order
+	srvs   []*http.Server
+	wg     sync.WaitGroup
+	errc   chan error
+}
+
+func mockRun(ctx context.Context, opts *mockOptions) error {
+	p, err := opts.plan()
+	if err != nil {
+		return err
+	}
+	exs, rules, err := loadOutbound(ctx, opts.snapshot)
+	if err != nil {
+		return err
+	}
+	if len(exs) == 0 {
+		return fmt.Errorf("mock: snapshot %s has no outbound exchanges to answer from (record the app's calls with replay record --outbound)", opts.snapshot)
+	}
+	caDir := opts.caDir
+	if caDir == "" {
+		if caDir, err = ca.DefaultDir(); err != nil {
+			return fmt.Errorf("mock: %w", err)
+		}
+	}
+	authority, err := ca.LoadOrCreate(caDir)
+	if err != nil {
+		return fmt.Errorf("mock: %w", err)
+	}
+	var upstreamTLS *tls.Config
+	if opts.upstreamCA != "" {
+		if upstreamTLS, err = trustAlso(opts.upstreamCA); err != nil {
+			return fmt.Errorf("mock: --upstream-ca: %w", err)
+		}
+	}
+	logger := slog.New(slog.NewTextHandler(opts.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	srv, err := mock.New(mock.Config{
+		Exchanges:    exs,
+		Services:     opts.mock,
+		OnMiss:       opts.onMiss,
+		Timing:       opts.timing,
+		CA:           authority,
+		UpstreamTLS:  upstreamTLS,
+		Resolve:      p.resolve,
+		Rules:        rules,
+		VolatileKeys: opts.volatile,
+		Logger:       logger,
+	})
+	if errors.Is(err, mock.ErrUnknownService) {
+		return usagef("%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	run, err := startMock(srv, p)
+	if err != nil {
+		return err
+	}
+	if err := printMockListening(opts.stdout, run, p, opts, authority); err != nil {
+		run.stop()
+		return err
+	}
+	if opts.onReady != nil {
+		opts.onReady(run)
+	}
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-run.errc:
+	}
+	run.stop()
+	printMockSummary(opts.stdout, srv)
+	return serveErr
+}
+
+// loadOutbound reads the snapshot's outbound exchanges and endpoint rules.
+func loadOutbound(ctx context.Context, path string) ([]*snapshots.Exchange, []snapshots.Rule, error) {
+	snap, err := snapshots.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mock: %w", err)
+	}
+	defer snap.Close()
+	exs, err := mock.Load(ctx, snap)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mock: %w", err)
+	}
+	rules, err := snap.Rules()
+	if err != nil {
+		return nil, nil, fmt.Errorf("mock: %w", err)
+	}
+	return exs, rules, nil
+}
+
+// trustAlso returns a client TLS config trusting the system roots plus the
+// certificates in the PEM file.
+func trustAlso(file string) (*tls.Config, error) {
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s: no PEM certificate in the file", file)
+	}
+	return &tls.Config{RootCAs: pool}, nil
+}
+
+// startMock listens on every address and serves.
+func startMock(srv *mock.Server, p *mockPlan) (*mockRunning, error) {
+	run := &mockRunning{server: srv, errc: make(chan error, 1+len(p.serve))}
+	var handlers []http.Handler
+	var addrs []string
+	if p.listen != "" {
+		handlers, addrs = append(handlers, srv), append(addrs, p.listen)
+	}
+	for _, sp := range p.serve {
+		h, err := srv.ServiceHandler(sp.service)
+		if errors.Is(err, mock.ErrUnknownService) {
+			return nil, usagef("mock: --serve %s=%s: %v", sp.listen, sp.service, err)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("mock: --serve: %w", err)
+		}
+		handlers, addrs = append(handlers, h), append(addrs, sp.listen)
+	}
+	var listeners []net.Listener
+	for i, addr := range addrs {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			for _, l := range listeners {
+				l.Close()
+			}
+			what := "--listen"
+			if p.listen == "" || i > 0 {
+				what = "--serve"
+			}
+			return nil, fmt.Errorf("mock: %s %s: %w", what, addr, err)
+		}
+		listeners = append(listeners, l)
+	}
+	for i, l := range listeners {
+		hs := &http.Server{Handler: handlers[i], ReadHeaderTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
+			ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)}
+		run.srvs = append(run.srvs, hs)
+		run.wg.Go(func() {
+			if err := hs.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				run.errc <- fmt.Errorf("mock: serve %s: %w", l.Addr(), err)
+			}
+		})
+	}
+	if p.listen != "" {
+		run.proxy, listeners = listeners[0], listeners[1:]
+	}
+	run.serve = listeners
+	return run, nil
+}
+
+// stop stops the listeners, lets answers in progress finish (briefly), and
+// ends the tunnels still open.
+func (r *mockRunning) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, hs := range r.srvs {
+		wg.Go(func() {
+			if err := hs.Shutdown(ctx); err != nil {
+				hs.Close()
+			}
+		})
+	}
+	wg.Wait()
+	r.server.Close()
+	r.wg.Wait()
+}
+
+func printMockListening(w io.Writer, r *mockRunning, p *mockPlan, opts *mockOptions, authority *ca.CA) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "mocking %s from %s (on miss: %s, timing: %s)\n",
+		strings.Join(r.server.Services(), ", "), opts.snapshot, opts.onMiss, opts.timing)
+	if r.proxy != nil {
+		bundle, err := authority.BundlePath()
+		if err != nil {
+			return fmt.Errorf("mock: %w", err)
+		}
+		proxy := "http://" + dialable(r.proxy.Addr())
+		fmt.Fprintf(&b, "forward proxy listening on %s; other hosts pass through. Start the app with:\n", r.proxy.Addr())
+		fmt.Fprintf(&b, "  HTTP_PROXY=%s\n  HTTPS_PROXY=%s\n  SSL_CERT_FILE=%s\n", proxy, proxy, shellQuote(bundle))
+	}
+	for i, l := range r.serve {
+		fmt.Fprintf(&b, "serving %s on %s: use base URL http://%s\n", p.serve[i].service, l.Addr(), dialable(l.Addr()))
+	}
+	b.WriteString("Ctrl-C to stop\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// printMockSummary prints what was answered and every miss kept.
+func printMockSummary(w io.Writer, srv *mock.Server) {
+	st := srv.Stats()
+	answered := st.Exact + st.Loose + st.Template
+	fmt.Fprintf(w, "mock stopped: %d calls answered (%d exact, %d loose, %d by template), %d misses, %d passed through\n",
+		answered, st.Exact, st.Loose, st.Template, st.Misses, st.Passthrough)
+	log := srv.MissLog()
+	if len(log) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "misses:")
+	var kept int64
+	for _, me := range log {
+		kept += me.Count
+		fmt.Fprintf(w, "  %s", me.Request)
+		if me.Count > 1 {
+			fmt.Fprintf(w, " (%d times)", me.Count)
+		}
+		fmt.Fprintln(w)
+		if me.Closest == "" {
+			fmt.Fprintln(w, "    nothing recorded for this service")
+			continue
+		}
+		fmt.Fprintf(w, "    closest recorded: %s\n", me.Closest)
+		for _, d := range me.Differences {
+			fmt.Fprintf(w, "    %s\n", d)
+		}
+	}
+	if rest := st.Misses - kept; rest > 0 {
+		fmt.Fprintf(w, "  … and %d more misses of requests not listed (the first %d distinct ones are)\n", rest, mock.MissLogLimit)
 	}
 }

@@ -1,16 +1,221 @@
 package main
 
 import (
-	"errors"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/replaykit/replay/snapshots"
 )
 
-// PLACEHOLDER: replaced by the real command.
 func newCmdSnapshot(s streams) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "snapshot",
-		Short: "(not built yet)",
-		RunE:  func(cmd *cobra.Command, args []string) error { return errors.New("snapshot: not built yet") },
+		Short: "Export a snapshot to JSON Lines or HAR, or import one",
+		Long: `snapshot converts snapshots to and from portable formats:
+
+  JSON Lines  a header line {"format":"replay-jsonl","version":1,...}, then one
+              {"type":"exchange",...} or {"type":"statement",...} per line
+  HAR 1.2     what browsers' dev tools and proxies write; replay's own fields
+              ride along under "_replay", so that nothing is lost
+
+Both round trips are lossless: export then import gives the same snapshot.
+HAR files from Chrome and Firefox import as inbound exchanges.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("snapshot: unknown command %q (want export or import)", args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return usagef("snapshot: missing command (want export or import)")
+		},
+	}
+	cmd.AddCommand(newCmdSnapshotExport(s), newCmdSnapshotImport(s))
+	for _, c := range cmd.Commands() {
+		c.SilenceUsage = true
+		c.SilenceErrors = true
+	}
+	return cmd
+}
+
+// formatOf returns the format flag, or the one a file name implies.
+func formatOf(flag, name string) string {
+	if flag != "" {
+		return flag
+	}
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".har":
+		return "har"
+	case ".jsonl", ".ndjson":
+		return "jsonl"
+	}
+	return ""
+}
+
+func checkFormat(cmd, format string) error {
+	switch format {
+	case "jsonl", "har":
+		return nil
+	case "":
+		return usagef("%s: --format is required (jsonl or har)", cmd)
+	}
+	return usagef("%s: unknown --format %q (want jsonl or har)", cmd, format)
+}
+
+type exportOptions struct {
+	snapshot string
+	format   string
+	output   string // "" or "-": stdout
+	stdout   io.Writer
+}
+
+func newCmdSnapshotExport(s streams) *cobra.Command {
+	opts := &exportOptions{stdout: s.out}
+	cmd := &cobra.Command{
+		Use:   "export SNAP --format jsonl|har [-o FILE]",
+		Short: "Write a snapshot as JSON Lines or HAR",
+		Long: `export writes every exchange and SQL statement of SNAP as JSON Lines or HAR 1.2,
+to FILE or to standard output. FILE is written whole or not at all. The format
+may be left out when FILE ends in .jsonl, .ndjson or .har.`,
+		Example: `  replay snapshot export orders.snap --format har -o orders.har
+  replay snapshot export orders.snap --format jsonl | grep '"type":"statement"'`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.snapshot = args[0]
+			opts.format = formatOf(opts.format, opts.output)
+			if err := checkFormat("snapshot export", opts.format); err != nil {
+				return err
+			}
+			return exportRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.format, "format", "", "`format` to write: jsonl or har")
+	cmd.Flags().StringVarP(&opts.output, "output", "o", "", "`FILE` to write (default standard output)")
+	return cmd
+}
+
+func exportRun(ctx context.Context, opts *exportOptions) error {
+	s, err := snapshots.Open(opts.snapshot)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	export := snapshots.ExportJSONL
+	if opts.format == "har" {
+		export = snapshots.ExportHAR
+	}
+	if opts.output == "" || opts.output == "-" {
+		return export(ctx, s, opts.stdout)
+	}
+	// Write next to FILE and rename, so a failed export leaves no half file.
+	f, err := os.CreateTemp(filepath.Dir(opts.output), "."+filepath.Base(opts.output)+".*")
+	if err != nil {
+		return fmt.Errorf("snapshot export: %w", err)
+	}
+	defer os.Remove(f.Name())
+	if err := export(ctx, s, f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("snapshot export: write %s: %w", opts.output, err)
+	}
+	if err := os.Rename(f.Name(), opts.output); err != nil {
+		return fmt.Errorf("snapshot export: %w", err)
+	}
+	return nil
+}
+
+type importOptions struct {
+	input     string // "-": stdin
+	format    string
+	out       string
+	endpoints []string
+	stdin     io.Reader
+	stdout    io.Writer
+}
+
+func newCmdSnapshotImport(s streams) *cobra.Command {
+	opts := &importOptions{stdin: s.in, stdout: s.out}
+	cmd := &cobra.Command{
+		Use:   "import FILE --format jsonl|har --out SNAP [--endpoint RULE]...",
+		Short: "Create a snapshot from JSON Lines or a HAR file",
+		Long: `import creates the snapshot SNAP from FILE (- reads standard input): JSON Lines
+that replay snapshot export wrote, or a HAR 1.2 file from replay, Chrome,
+Firefox or a proxy. Browser entries become inbound exchanges of the service
+named by their URL; their endpoints are computed as recording does, and the
+--endpoint rules win over the computed templates (and over those a JSON
+Lines file carries). SNAP must not exist. The format may be left out when
+FILE ends in .jsonl, .ndjson or .har.`,
+		Example: `  replay snapshot import session.har --out session.snap
+  replay snapshot import - --format jsonl --out copy.snap < orders.jsonl
+  replay snapshot import shop.har --out shop.snap --endpoint 'GET /api/orders/{id}'`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.input = args[0]
+			opts.format = formatOf(opts.format, opts.input)
+			if err := checkFormat("snapshot import", opts.format); err != nil {
+				return err
+			}
+			if opts.out == "" {
+				return usagef("snapshot import: --out SNAP is required")
+			}
+			return importRun(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.format, "format", "", "`format` of FILE: jsonl or har")
+	f.StringVar(&opts.out, "out", "", "snapshot `SNAP` to create")
+	f.StringArrayVar(&opts.endpoints, "endpoint", nil, "endpoint `RULE` such as 'GET /orders/{id}/status' (METHOD may be *); repeatable")
+	return cmd
+}
+
+func importRun(ctx context.Context, opts *importOptions) error {
+	rules, err := snapshots.ParseRules(opts.endpoints)
+	if err != nil {
+		return usageError{err}
+	}
+	in := opts.stdin
+	if opts.input != "-" {
+		f, err := os.Open(opts.input)
+		if err != nil {
+			return fmt.Errorf("snapshot import: %w", err)
+		}
+		defer f.Close()
+		in = f
+	}
+	w, err := snapshots.Create(opts.out, snapshots.Options{Rules: rules})
+	if err != nil {
+		return err
+	}
+	imp := snapshots.ImportJSONL
+	if opts.format == "har" {
+		imp = snapshots.ImportHAR
+	}
+	err = imp(ctx, in, w)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		// A snapshot that holds part of FILE would mislead: remove it.
+		removeSnapshot(opts.out)
+		return fmt.Errorf("snapshot import %s: %w", opts.input, err)
+	}
+	st := w.Stats()
+	fmt.Fprintf(opts.stdout, "imported %d exchanges (%d inbound, %d outbound) and %d SQL statements into %s\n",
+		st.InboundRecorded+st.OutboundRecorded, st.InboundRecorded, st.OutboundRecorded, st.Statements, opts.out)
+	return nil
+}
+
+// removeSnapshot removes a snapshot file and its WAL companions.
+func removeSnapshot(path string) {
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		os.Remove(p)
 	}
 }

@@ -1,16 +1,136 @@
 package main
 
 import (
-	"errors"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/replaykit/replay/sqlcount"
 )
 
-// PLACEHOLDER: replaced by the real command.
+type sqlcountOptions struct {
+	listen   string
+	upstream string
+	jsonPath string
+
+	out, errOut io.Writer
+	// onListen, when set, is told the address listened on (tests).
+	onListen func(net.Addr)
+}
+
 func newCmdSQLCount(s streams) *cobra.Command {
-	return &cobra.Command{
-		Use:   "sqlcount",
-		Short: "(not built yet)",
-		RunE:  func(cmd *cobra.Command, args []string) error { return errors.New("sqlcount: not built yet") },
+	opts := &sqlcountOptions{out: s.out, errOut: s.err}
+	cmd := &cobra.Command{
+		Use:   "sqlcount --listen ADDR --upstream HOST:PORT [--json FILE]",
+		Short: "Count, time and fingerprint the SQL statements passing to a PostgreSQL server",
+		Long: `sqlcount is a PostgreSQL wire-protocol proxy: point the application at ADDR
+instead of the database at HOST:PORT. It runs until interrupted (SIGINT or
+SIGTERM), then prints the statements per fingerprint (count, total and mean
+time), most frequent first, and writes them to FILE as JSON when --json is given.`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.listen == "" {
+				return usagef("sqlcount: --listen ADDR is required")
+			}
+			if opts.upstream == "" {
+				return usagef("sqlcount: --upstream HOST:PORT is required")
+			}
+			if _, _, err := net.SplitHostPort(opts.upstream); err != nil {
+				return usagef("sqlcount: --upstream %q: want HOST:PORT", opts.upstream)
+			}
+			return sqlcountRun(cmd.Context(), opts)
+		},
 	}
+	cmd.Flags().StringVar(&opts.listen, "listen", "", "address to accept PostgreSQL clients on, e.g. 127.0.0.1:6432")
+	cmd.Flags().StringVar(&opts.upstream, "upstream", "", "host:port of the PostgreSQL server")
+	cmd.Flags().StringVar(&opts.jsonPath, "json", "", "write the totals to `FILE` as JSON on exit")
+	return cmd
+}
+
+func sqlcountRun(ctx context.Context, opts *sqlcountOptions) error {
+	p, err := sqlcount.New(sqlcount.Config{
+		Upstream: opts.upstream,
+		Logger:   slog.New(slog.NewTextHandler(opts.errOut, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", opts.listen)
+	if err != nil {
+		return fmt.Errorf("sqlcount: %w", err)
+	}
+	fmt.Fprintf(opts.out, "sqlcount: listening on %s, forwarding to %s; stop with Ctrl-C\n", l.Addr(), opts.upstream)
+	if opts.onListen != nil {
+		opts.onListen(l.Addr())
+	}
+	if err := p.Serve(ctx, l); err != nil {
+		return err
+	}
+	st := p.Stats()
+	if err := writeSQLCountTable(opts.out, st); err != nil {
+		return err
+	}
+	if opts.jsonPath != "" {
+		if err := writeSQLCountJSON(opts.jsonPath, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sqlcountJSON is the file --json writes (DESIGN.md names its keys).
+type sqlcountJSON struct {
+	Statements   int64                 `json:"statements"`
+	Fingerprints []sqlcountFingerprint `json:"fingerprints"`
+}
+
+type sqlcountFingerprint struct {
+	Fingerprint string  `json:"fingerprint"`
+	Count       int64   `json:"count"`
+	TotalMS     float64 `json:"total_ms"`
+	MeanMS      float64 `json:"mean_ms"`
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func writeSQLCountJSON(path string, st sqlcount.Stats) error {
+	out := sqlcountJSON{Statements: st.Statements, Fingerprints: []sqlcountFingerprint{}}
+	for _, f := range st.Fingerprints {
+		out.Fingerprints = append(out.Fingerprints, sqlcountFingerprint{
+			Fingerprint: f.Fingerprint, Count: f.Count, TotalMS: ms(f.Total), MeanMS: ms(f.Mean),
+		})
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return fmt.Errorf("sqlcount: %w", err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("sqlcount: %w", err)
+	}
+	return nil
+}
+
+func writeSQLCountTable(w io.Writer, st sqlcount.Stats) error {
+	fmt.Fprintf(w, "\n%d statements, %d fingerprints\n", st.Statements, len(st.Fingerprints))
+	if len(st.Fingerprints) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "COUNT\tTOTAL ms\tMEAN ms\t\tFINGERPRINT")
+	for _, f := range st.Fingerprints {
+		fp := f.Fingerprint
+		if fp == "" {
+			fp = "(empty query)"
+		}
+		fmt.Fprintf(tw, "%d\t%.3f\t%.3f\t\t%s\n", f.Count, ms(f.Total), ms(f.Mean), fp)
+	}
+	return tw.Flush()
 }

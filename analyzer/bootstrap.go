@@ -1,0 +1,189 @@
+package analyzer
+
+import (
+	"cmp"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// Bootstrap methods, as reported in Change.Method.
+const (
+	// MethodPairedSlices resamples interleaving slices in pairs (the i-th
+	// slice of the baseline with the i-th of the candidate), whole slices at
+	// a time: drift of the machine hits both sides of a pair alike and
+	// cancels, while the variation between slices widens the interval.
+	MethodPairedSlices = "paired-slices"
+	// MethodIID resamples each side's results independently.
+	MethodIID = "iid"
+)
+
+// side is one run's latency sample for one endpoint, prepared for the
+// bootstrap: values ascending, with the slice pair each came from.
+type side struct {
+	values []int64 // µs, ascending
+	pair   []int32 // pair index of values[i]; nil for MethodIID
+	counts []int   // values per pair index
+}
+
+// newSide sorts a sample; pairOf maps a slice number to its pair index (nil
+// for MethodIID).
+func newSide(s *sample, pairOf map[int32]int32, pairs int) side {
+	items := slices.Clone(s.items)
+	slices.SortFunc(items, func(a, b sampleItem) int { return cmp.Compare(a.lat, b.lat) })
+	sd := side{values: make([]int64, len(items))}
+	if pairOf != nil {
+		sd.pair = make([]int32, len(items))
+		sd.counts = make([]int, pairs)
+	}
+	for i, it := range items {
+		sd.values[i] = it.lat
+		if pairOf != nil {
+			p := pairOf[it.slice]
+			sd.pair[i] = p
+			sd.counts[p]++
+		}
+	}
+	return sd
+}
+
+// quantilesWeighted returns the nearest-rank p95 and p99 of the multiset in
+// which values[i] appears weight(i) times, total times in all, scanning down
+// from the largest value (only the top few percent are visited).
+func (s *side) quantilesWeighted(total int, weight func(i int) int) (p95, p99 int64) {
+	t99 := total - rank(0.99, total) + 1
+	t95 := total - rank(0.95, total) + 1
+	acc := 0
+	got99 := false
+	for i := len(s.values) - 1; i >= 0; i-- {
+		acc += weight(i)
+		if !got99 && acc >= t99 {
+			p99, got99 = s.values[i], true
+		}
+		if acc >= t95 {
+			return s.values[i], p99
+		}
+	}
+	return s.values[0], p99
+}
+
+// ratioCI holds bootstrap confidence intervals of candidate/baseline ratios.
+type ratioCI struct {
+	p95Low, p95High float64
+	p99Low, p99High float64
+	method          string
+	pairs           int
+}
+
+// bootstrapRatios resamples both sides resamples times and returns the
+// confidence intervals (at level conf) of the p95 and p99 ratios. With
+// pairs > 0 it resamples slice pairs (MethodPairedSlices), else each side
+// independently (MethodIID).
+func bootstrapRatios(base, cand side, pairs, resamples int, conf float64, rng *rand.Rand) ratioCI {
+	r95 := make([]float64, 0, resamples)
+	r99 := make([]float64, 0, resamples)
+	if pairs > 0 {
+		w := make([]int, pairs)
+		for range resamples {
+			clear(w)
+			for range pairs {
+				w[rng.IntN(pairs)]++
+			}
+			nb, nc := 0, 0
+			for p, k := range w {
+				nb += k * base.counts[p]
+				nc += k * cand.counts[p]
+			}
+			if nb == 0 || nc == 0 {
+				continue // a resample without one side: skip it
+			}
+			b95, b99 := base.quantilesWeighted(nb, func(i int) int { return w[base.pair[i]] })
+			c95, c99 := cand.quantilesWeighted(nc, func(i int) int { return w[cand.pair[i]] })
+			r95 = append(r95, ratio(c95, b95))
+			r99 = append(r99, ratio(c99, b99))
+		}
+	} else {
+		cb := make([]int32, len(base.values))
+		cc := make([]int32, len(cand.values))
+		for range resamples {
+			b95, b99 := resampleIID(&base, cb, rng)
+			c95, c99 := resampleIID(&cand, cc, rng)
+			r95 = append(r95, ratio(c95, b95))
+			r99 = append(r99, ratio(c99, b99))
+		}
+	}
+	ci := ratioCI{method: MethodIID}
+	if pairs > 0 {
+		ci.method, ci.pairs = MethodPairedSlices, pairs
+	}
+	ci.p95Low, ci.p95High = interval(r95, conf)
+	ci.p99Low, ci.p99High = interval(r99, conf)
+	return ci
+}
+
+// resampleIID draws len(values) values with replacement (as counts per
+// index) and returns the resample's p95 and p99. Only the largest values
+// can be a resample's p95 or p99, so for large samples it draws how many of
+// the n draws land among the top T values (binomial, by its normal
+// approximation, with mean 2·t95 + 64) and then only those draws.
+func resampleIID(s *side, counts []int32, rng *rand.Rand) (p95, p99 int64) {
+	n := len(s.values)
+	t95 := n - rank(0.95, n) + 1
+	if top := 2*t95 + 64; top <= n/4 {
+		p := float64(top) / float64(n)
+		mean := float64(n) * p
+		k := int(math.Round(mean + math.Sqrt(mean*(1-p))*rng.NormFloat64()))
+		if k >= t95 {
+			tail := counts[n-top:]
+			clear(tail)
+			for range k {
+				tail[rng.IntN(top)]++
+			}
+			// The scan stops within the tail: it holds at least t95 draws.
+			return s.quantilesWeighted(n, func(i int) int { return int(counts[i]) })
+		}
+	}
+	clear(counts)
+	for range n {
+		counts[rng.IntN(n)]++
+	}
+	return s.quantilesWeighted(n, func(i int) int { return int(counts[i]) })
+}
+
+// orderInterval returns a distribution-free confidence interval (at level
+// conf) of the q-quantile of sorted values: the order statistics whose
+// ranks bound the binomial count of values below the quantile (normal
+// approximation, widened outward). It holds for any sample size and any
+// distribution, and needs no resampling.
+func orderInterval(sorted []int64, q, conf float64) (lo, hi int64) {
+	n := len(sorted)
+	if n == 0 {
+		return 0, 0
+	}
+	z := math.Sqrt2 * math.Erfinv(conf)
+	mid, sd := float64(n)*q, math.Sqrt(float64(n)*q*(1-q))
+	l := min(max(int(math.Floor(mid-z*sd)), 1), n)
+	u := min(max(int(math.Ceil(mid+z*sd))+1, 1), n)
+	return sorted[l-1], sorted[u-1]
+}
+
+// disjoint reports whether the candidate's interval of a quantile lies
+// wholly above (up) or below (down) the baseline's.
+func disjoint(base, cand []int64, q, conf float64) (up, down bool) {
+	bl, bh := orderInterval(base, q, conf)
+	cl, ch := orderInterval(cand, q, conf)
+	return cl > bh, ch < bl
+}
+
+// ratio is c/b with both floored at 1 µs, so that zero latencies compare.
+func ratio(c, b int64) float64 { return float64(max(c, 1)) / float64(max(b, 1)) }
+
+// interval returns the percentile interval of rs at level conf.
+func interval(rs []float64, conf float64) (lo, hi float64) {
+	if len(rs) == 0 {
+		return 0, 0
+	}
+	slices.Sort(rs)
+	a := (1 - conf) / 2
+	return rs[rank(a, len(rs))-1], rs[rank(1-a, len(rs))-1]
+}

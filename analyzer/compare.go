@@ -1,0 +1,556 @@
+package analyzer
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Verdict is the outcome of a comparison, per endpoint and overall.
+type Verdict string
+
+// The verdicts.
+const (
+	// Regression: the candidate is worse beyond the noise.
+	Regression Verdict = "regression"
+	// Improvement: the candidate is better beyond the noise, and worse in
+	// nothing.
+	Improvement Verdict = "improvement"
+	// Unchanged: no change larger than the noise and the minimum changes.
+	Unchanged Verdict = "unchanged"
+	// Inconclusive: too few samples, or a change as large as the minimum but
+	// no larger than the noise.
+	Inconclusive Verdict = "inconclusive"
+)
+
+// severity orders verdicts for sorting: regressions first.
+func (v Verdict) severity() int {
+	switch v {
+	case Regression:
+		return 0
+	case Improvement:
+		return 1
+	case Inconclusive:
+		return 2
+	default:
+		return 3
+	}
+}
+
+// Causes name the evidence an endpoint's verdict rests on, as reported in
+// EndpointComparison.Cause.
+const (
+	CauseNPlusOne  = "n+1"        // one statement repeated per row of another
+	CauseSQL       = "sql"        // more (or fewer) statements per request
+	CauseSlowerSQL = "slower-sql" // the same statements take longer
+	CauseFailures  = "failures"   // the failure rate changed
+	CauseApp       = "app"        // latency changed, not from the database
+	CauseLatency   = "latency"    // latency changed; SQL not counted, cause unknown
+	CauseSamples   = "samples"    // too few requests to judge
+	CauseNoise     = "noise"      // a change no larger than the noise
+	CauseOneSided  = "one-sided"  // the endpoint is in one run only
+	CauseNoChange  = ""           // unchanged
+)
+
+// CompareOptions tune Compare. Zero values mean the documented defaults;
+// to switch a minimum off, give it a tiny positive value.
+type CompareOptions struct {
+	// Confidence is the two-sided level of the bootstrap intervals; zero
+	// means 0.99.
+	Confidence float64
+	// Resamples is the number of bootstrap resamples; zero means 2000.
+	Resamples int
+	// Seed seeds the bootstrap so that a comparison is reproducible; zero
+	// means 1.
+	Seed uint64
+	// MinSamples is the fewest load-phase requests each side needs for a
+	// latency verdict; zero means 30.
+	MinSamples int
+	// MinSamplesP99 is the fewest each side needs before the p99 is judged
+	// too; zero means 500.
+	MinSamplesP99 int
+	// MinChange is the smallest absolute p95 change that counts; zero
+	// means 5ms.
+	MinChange time.Duration
+	// MinChangeP99 is the smallest absolute p99 change that counts; zero
+	// means 10ms.
+	MinChangeP99 time.Duration
+	// MinRelative is the smallest relative p95 change that counts (0.10 is
+	// 10%); zero means 0.10.
+	MinRelative float64
+	// MinRelativeP99 is the smallest relative p99 change that counts; zero
+	// means 0.25.
+	MinRelativeP99 float64
+	// MinRelativeSequential replaces smaller relative minimums when the runs
+	// were not interleaved: drift between two separate runs is not in the
+	// intervals (separate runs of one build differ by tens of percent on a
+	// noisy machine), so a larger change is asked for. Zero means 0.5.
+	MinRelativeSequential float64
+	// MinBlocks is the fewest slice pairs for the paired-slices bootstrap;
+	// with fewer, each side is resampled independently. Zero means 8.
+	MinBlocks int
+	// MinSQLIncrease is the smallest rise in statements per request that is
+	// a regression on its own; zero means 1. With counts from the load phase
+	// on either side (not exact), the rise must also be at least 50%.
+	MinSQLIncrease float64
+	// MinFailureIncrease is the smallest rise of the failure rate, in
+	// percentage points, that counts; zero means 1.
+	MinFailureIncrease float64
+	// FailureZ is the one-sided z score a failure-rate change needs
+	// (two-proportion test); zero means 2.58 (p < 0.005).
+	FailureZ float64
+	// NPlusOneMin is the fewest runs per request of one fingerprint for an
+	// N+1 explanation; zero means 3.
+	NPlusOneMin float64
+}
+
+// withDefaults fills zero fields and validates the rest.
+func (o CompareOptions) withDefaults() (CompareOptions, error) {
+	def := func(v *float64, d float64) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	defInt := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&o.Confidence, 0.99)
+	defInt(&o.Resamples, 2000)
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	defInt(&o.MinSamples, 30)
+	defInt(&o.MinSamplesP99, 500)
+	if o.MinChange == 0 {
+		o.MinChange = 5 * time.Millisecond
+	}
+	if o.MinChangeP99 == 0 {
+		o.MinChangeP99 = 10 * time.Millisecond
+	}
+	def(&o.MinRelative, 0.10)
+	def(&o.MinRelativeP99, 0.25)
+	def(&o.MinRelativeSequential, 0.5)
+	defInt(&o.MinBlocks, 8)
+	def(&o.MinSQLIncrease, 1)
+	def(&o.MinFailureIncrease, 1)
+	def(&o.FailureZ, 2.58)
+	def(&o.NPlusOneMin, 3)
+	switch {
+	case o.Confidence <= 0 || o.Confidence >= 1:
+		return o, fmt.Errorf("confidence %g is not between 0 and 1", o.Confidence)
+	case o.Resamples < 100:
+		return o, fmt.Errorf("resamples %d: need at least 100", o.Resamples)
+	case o.MinSamples < 2 || o.MinSamplesP99 < 2:
+		return o, errors.New("minimum samples must be at least 2")
+	case o.MinChange < 0 || o.MinChangeP99 < 0:
+		return o, errors.New("minimum changes must not be negative")
+	case o.MinRelative < 0 || o.MinRelativeP99 < 0 || o.MinRelativeSequential < 0:
+		return o, errors.New("minimum relative changes must not be negative")
+	case o.MinBlocks < 2:
+		return o, fmt.Errorf("minimum blocks %d: need at least 2", o.MinBlocks)
+	case o.MinSQLIncrease < 0 || o.MinFailureIncrease < 0 || o.FailureZ < 0 || o.NPlusOneMin < 0:
+		return o, errors.New("SQL, failure and N+1 minimums must not be negative")
+	}
+	return o, nil
+}
+
+// Comparison is the outcome of comparing a candidate run with a baseline.
+type Comparison struct {
+	// Baseline and Candidate are the two summaries compared.
+	Baseline, Candidate *Summary
+	// Verdict is the overall verdict: Regression when any endpoint
+	// regressed; else Improvement when any improved; else Unchanged when at
+	// least one endpoint was judged unchanged; else (nothing conclusive, or
+	// no endpoints) Inconclusive.
+	Verdict Verdict
+	// Endpoints are the endpoints of either run, regressions first, then
+	// improvements, inconclusive and unchanged ones; busiest first within
+	// each group.
+	Endpoints []*EndpointComparison
+	// Counts counts endpoints per verdict.
+	Counts map[Verdict]int
+	// Method is the bootstrap method used (MethodPairedSlices or MethodIID).
+	Method string
+	// SlicePairs is the number of slice pairs resampled (MethodPairedSlices).
+	SlicePairs int
+	// MockMisses are the mock's misses in the baseline and candidate runs.
+	MockMisses [2]int64
+	// Notes are run-level observations, one sentence each (e.g. mock misses).
+	Notes []string
+	// Options are the options used, defaults filled in.
+	Options CompareOptions
+}
+
+// Endpoint returns the comparison of the named endpoint, or nil.
+func (c *Comparison) Endpoint(name string) *EndpointComparison {
+	for _, e := range c.Endpoints {
+		if e.Endpoint == name {
+			return e
+		}
+	}
+	return nil
+}
+
+// EndpointComparison compares one endpoint.
+type EndpointComparison struct {
+	// Endpoint is the method and path template.
+	Endpoint string
+	// Baseline and Candidate are the endpoint's figures on each side; an
+	// empty summary (zero Requests) when the endpoint is in one run only.
+	Baseline, Candidate *EndpointSummary
+	// Verdict is the endpoint's verdict.
+	Verdict Verdict
+	// Cause names the main evidence: one of the Cause constants.
+	Cause string
+	// Explanation is one sentence with the evidence and its numbers, e.g.
+	// "N+1: `SELECT … FROM order_items WHERE order_id = ?` runs 50 times per
+	// request (baseline 0)".
+	Explanation string
+	// Fingerprint is the statement the explanation names as the cause (an
+	// N+1 or a slower statement); "" otherwise.
+	Fingerprint string
+	// P95 and P99 compare the latency percentiles.
+	P95, P99 Change
+	// SQLVerdict judges statements per request on their own ("" when SQL
+	// was not counted on both sides).
+	SQLVerdict Verdict
+	// SQLExact reports whether both sides' counts come from the explain
+	// phase.
+	SQLExact bool
+	// SQL compares statements per request by fingerprint, largest change
+	// first.
+	SQL []FingerprintChange
+	// FailureVerdict judges the failure rate.
+	FailureVerdict Verdict
+	// FailureZ is the two-proportion z score of the failure-rate change.
+	FailureZ float64
+}
+
+// Change compares one latency percentile, in milliseconds.
+type Change struct {
+	Baseline, Candidate float64
+	// Delta is Candidate - Baseline.
+	Delta float64
+	// Ratio is Candidate / Baseline.
+	Ratio float64
+	// CILow and CIHigh bound the bootstrap confidence interval of Ratio;
+	// both zero when it was not computed (too few samples).
+	CILow, CIHigh float64
+	// Disjoint reports whether the two sides' distribution-free intervals of
+	// the percentile (see the package documentation) do not overlap; a
+	// verdict other than unchanged needs it.
+	Disjoint bool
+	// Verdict judges this percentile on its own; "" when not judged.
+	Verdict Verdict
+	// Method is the bootstrap method (MethodPairedSlices or MethodIID).
+	Method string
+}
+
+// FingerprintChange compares one statement fingerprint.
+type FingerprintChange struct {
+	Fingerprint string
+	// BaselinePerRequest and CandidatePerRequest are statements per request
+	// (from each side's preferred SQL source).
+	BaselinePerRequest, CandidatePerRequest float64
+	// BaselinePerCall and CandidatePerCall are the mean database time of one
+	// statement in milliseconds (from each side's DBTime source; zero when
+	// unknown).
+	BaselinePerCall, CandidatePerCall float64
+	// BaselineDBTimePerRequest and CandidateDBTimePerRequest are database
+	// time per request in milliseconds (DBTime sources).
+	BaselineDBTimePerRequest, CandidateDBTimePerRequest float64
+}
+
+// Delta is the change in statements per request.
+func (f FingerprintChange) Delta() float64 { return f.CandidatePerRequest - f.BaselinePerRequest }
+
+// Compare compares a candidate run with a baseline, endpoint by endpoint.
+// Latency counts only beyond the noise: the bootstrap confidence interval of
+// the candidate/baseline ratio of the p95 (and p99) must exclude 1, and the
+// change must exceed both the absolute and the relative minimums. SQL
+// statements per request and the failure rate count on their own. See the
+// package documentation for the method.
+func Compare(base, cand *Summary, opts CompareOptions) (*Comparison, error) {
+	if base == nil || cand == nil {
+		return nil, errors.New("compare: missing summary")
+	}
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
+	}
+	c := &Comparison{
+		Baseline:   base,
+		Candidate:  cand,
+		Options:    o,
+		Method:     MethodIID,
+		Counts:     map[Verdict]int{},
+		MockMisses: [2]int64{base.Info.MockMisses, cand.Info.MockMisses},
+	}
+	pairA, pairB, pairs := slicePairs(base, cand, o.MinBlocks)
+	if pairs > 0 {
+		c.Method, c.SlicePairs = MethodPairedSlices, pairs
+	}
+	names := endpointUnion(base, cand)
+	c.Endpoints = make([]*EndpointComparison, len(names))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(runtime.GOMAXPROCS(0), max(len(names), 1)) {
+		wg.Go(func() {
+			for i := range next {
+				c.Endpoints[i] = compareEndpoint(c, names[i], pairA, pairB, pairs)
+			}
+		})
+	}
+	for i := range names {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	slices.SortStableFunc(c.Endpoints, func(x, y *EndpointComparison) int {
+		return cmp.Compare(x.Verdict.severity(), y.Verdict.severity())
+	})
+	for _, e := range c.Endpoints {
+		c.Counts[e.Verdict]++
+	}
+	switch {
+	case c.Counts[Regression] > 0:
+		c.Verdict = Regression
+	case c.Counts[Improvement] > 0:
+		c.Verdict = Improvement
+	case c.Counts[Unchanged] > 0:
+		c.Verdict = Unchanged
+	default:
+		c.Verdict = Inconclusive
+	}
+	if d := c.MockMisses[1] - c.MockMisses[0]; d > 0 {
+		c.Notes = append(c.Notes, mockMissSentence(c.MockMisses[1], c.MockMisses[0]))
+	} else if c.MockMisses[1] > 0 {
+		c.Notes = append(c.Notes, fmt.Sprintf("both runs made upstream calls the snapshot has no answer for (baseline %d, candidate %d)", c.MockMisses[0], c.MockMisses[1]))
+	}
+	return c, nil
+}
+
+// endpointUnion lists the endpoints of either summary, busiest first
+// (requests of both sides), then by name.
+func endpointUnion(base, cand *Summary) []string {
+	load := map[string]int64{}
+	for _, s := range []*Summary{base, cand} {
+		for _, e := range s.Endpoints {
+			load[e.Endpoint] += e.Requests + e.ExplainRequests
+		}
+	}
+	names := make([]string, 0, len(load))
+	for n := range load {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if c := cmp.Compare(load[b], load[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	return names
+}
+
+// slicePairs pairs the slices of two interleaved runs by rank (the i-th
+// slice of one with the i-th of the other), which holds whether slices are
+// numbered per run (1, 2, 3 on both) or across both (A 1, 3, 5; B 2, 4, 6).
+// Surplus slices of the longer run join its last pair. It returns no pairs
+// when either run was not sliced or there are fewer than minBlocks pairs.
+func slicePairs(base, cand *Summary, minBlocks int) (pairA, pairB map[int32]int32, pairs int) {
+	if !base.Sliced || !cand.Sliced {
+		return nil, nil, 0
+	}
+	pairs = min(len(base.Slices), len(cand.Slices))
+	if pairs < minBlocks {
+		return nil, nil, 0
+	}
+	index := func(ss []int) map[int32]int32 {
+		m := make(map[int32]int32, len(ss))
+		for i, s := range ss {
+			m[int32(min(s, 1<<30))] = int32(min(i, pairs-1))
+		}
+		return m
+	}
+	return index(base.Slices), index(cand.Slices), pairs
+}
+
+// compareEndpoint judges one endpoint; it only reads c.
+func compareEndpoint(c *Comparison, name string, pairA, pairB map[int32]int32, pairs int) *EndpointComparison {
+	o := c.Options
+	e := &EndpointComparison{Endpoint: name, Baseline: c.Baseline.Endpoint(name), Candidate: c.Candidate.Endpoint(name)}
+	if e.Baseline == nil {
+		e.Baseline = &EndpointSummary{Endpoint: name}
+	}
+	if e.Candidate == nil {
+		e.Candidate = &EndpointSummary{Endpoint: name}
+	}
+	b, k := e.Baseline, e.Candidate
+	e.P95 = Change{Baseline: b.Latency.P95, Candidate: k.Latency.P95}
+	e.P99 = Change{Baseline: b.Latency.P99, Candidate: k.Latency.P99}
+	for _, ch := range []*Change{&e.P95, &e.P99} {
+		ch.Delta = ch.Candidate - ch.Baseline
+		ch.Ratio = ratio(int64(math.Round(ch.Candidate*1000)), int64(math.Round(ch.Baseline*1000)))
+	}
+	e.SQL = fingerprintChanges(b, k)
+	e.SQLVerdict, e.SQLExact = sqlVerdict(b, k, o)
+	e.FailureVerdict, e.FailureZ = failureVerdict(b, k, o)
+
+	enough := b.sample != nil && k.sample != nil &&
+		len(b.sample.items) >= o.MinSamples && len(k.sample.items) >= o.MinSamples
+	if enough {
+		h := fnv.New64a()
+		h.Write([]byte(name))
+		rng := rand.New(rand.NewPCG(o.Seed, h.Sum64()))
+		if pairs == 0 {
+			pairA, pairB = nil, nil
+		}
+		bs, ks := newSide(b.sample, pairA, pairs), newSide(k.sample, pairB, pairs)
+		ci := bootstrapRatios(bs, ks, pairs, o.Resamples, o.Confidence, rng)
+		e.P95.CILow, e.P95.CIHigh, e.P95.Method = ci.p95Low, ci.p95High, ci.method
+		e.P95.Disjoint = isDisjoint(bs.values, ks.values, 0.95, o.Confidence, e.P95.Delta)
+		rel, relP99 := o.MinRelative, o.MinRelativeP99
+		if pairs == 0 {
+			rel, relP99 = max(rel, o.MinRelativeSequential), max(relP99, o.MinRelativeSequential)
+		}
+		e.P95.Verdict = latencyVerdict(e.P95, durMs(o.MinChange), rel)
+		if min(b.Latency.Count, k.Latency.Count) >= int64(o.MinSamplesP99) {
+			e.P99.CILow, e.P99.CIHigh, e.P99.Method = ci.p99Low, ci.p99High, ci.method
+			e.P99.Disjoint = isDisjoint(bs.values, ks.values, 0.99, o.Confidence, e.P99.Delta)
+			e.P99.Verdict = latencyVerdict(e.P99, durMs(o.MinChangeP99), relP99)
+		}
+	}
+	e.Verdict = combine(enough, e.P95.Verdict, e.P99.Verdict, e.SQLVerdict, e.FailureVerdict)
+	explain(c, e)
+	return e
+}
+
+// isDisjoint reports whether the sides' intervals of quantile q are
+// disjoint in the direction of the change delta.
+func isDisjoint(base, cand []int64, q, conf, delta float64) bool {
+	up, down := disjoint(base, cand, q, conf)
+	return delta > 0 && up || delta < 0 && down
+}
+
+// latencyVerdict judges one percentile change against its intervals and the
+// minimum absolute (ms) and relative changes.
+func latencyVerdict(ch Change, minAbs, minRel float64) Verdict {
+	up := ch.Delta >= minAbs && ch.Ratio >= 1+minRel
+	down := -ch.Delta >= minAbs && ch.Ratio <= 1/(1+minRel)
+	switch {
+	case up && ch.CILow > 1 && ch.Disjoint:
+		return Regression
+	case down && ch.CIHigh < 1 && ch.Disjoint:
+		return Improvement
+	case up || down:
+		return Inconclusive
+	default:
+		return Unchanged
+	}
+}
+
+// sqlVerdict judges statements per request on their own.
+func sqlVerdict(b, k *EndpointSummary, o CompareOptions) (Verdict, bool) {
+	if !b.SQL.Counted() || !k.SQL.Counted() {
+		return "", false
+	}
+	exact := b.SQL.Source == SQLSourceExplain && k.SQL.Source == SQLSourceExplain
+	bp, kp := b.SQL.PerRequest, k.SQL.PerRequest
+	d := kp - bp
+	switch {
+	case d >= o.MinSQLIncrease && (exact || kp >= 1.5*bp):
+		return Regression, exact
+	case -d >= o.MinSQLIncrease && (exact || bp >= 1.5*kp):
+		return Improvement, exact
+	}
+	return Unchanged, exact
+}
+
+// failureVerdict judges the failure rate with a one-sided two-proportion z
+// test and the minimum rise in percentage points.
+func failureVerdict(b, k *EndpointSummary, o CompareOptions) (Verdict, float64) {
+	if b.Requests == 0 || k.Requests == 0 {
+		return "", 0
+	}
+	nb, nk := float64(b.Requests), float64(k.Requests)
+	pb, pk := float64(b.Failed)/nb, float64(k.Failed)/nk
+	p := float64(b.Failed+k.Failed) / (nb + nk)
+	se := math.Sqrt(p * (1 - p) * (1/nb + 1/nk))
+	z := 0.0
+	if se > 0 {
+		z = (pk - pb) / se
+	}
+	dpp := 100 * (pk - pb)
+	switch {
+	case dpp >= o.MinFailureIncrease && z >= o.FailureZ:
+		return Regression, z
+	case -dpp >= o.MinFailureIncrease && z <= -o.FailureZ:
+		return Improvement, z
+	}
+	return Unchanged, z
+}
+
+// combine makes an endpoint's verdict from its parts: any regression wins,
+// then any improvement; then too few samples or an inconclusive latency
+// change; else unchanged.
+func combine(enough bool, parts ...Verdict) Verdict {
+	has := func(v Verdict) bool { return slices.Contains(parts, v) }
+	switch {
+	case has(Regression):
+		return Regression
+	case has(Improvement):
+		return Improvement
+	case !enough || has(Inconclusive):
+		return Inconclusive
+	}
+	return Unchanged
+}
+
+// fingerprintChanges compares statements per request by fingerprint,
+// largest absolute change first, then most statements.
+func fingerprintChanges(b, k *EndpointSummary) []FingerprintChange {
+	idx := map[string]int{}
+	var out []FingerprintChange
+	get := func(fp string) *FingerprintChange {
+		i, ok := idx[fp]
+		if !ok {
+			i = len(out)
+			idx[fp] = i
+			out = append(out, FingerprintChange{Fingerprint: fp})
+		}
+		return &out[i]
+	}
+	for _, f := range b.SQL.Fingerprints {
+		get(f.Fingerprint).BaselinePerRequest = f.PerRequest
+	}
+	for _, f := range k.SQL.Fingerprints {
+		get(f.Fingerprint).CandidatePerRequest = f.PerRequest
+	}
+	for _, f := range b.DBTime().Fingerprints {
+		fc := get(f.Fingerprint)
+		fc.BaselinePerCall, fc.BaselineDBTimePerRequest = f.PerCall, f.DBTimePerRequest
+	}
+	for _, f := range k.DBTime().Fingerprints {
+		fc := get(f.Fingerprint)
+		fc.CandidatePerCall, fc.CandidateDBTimePerRequest = f.PerCall, f.DBTimePerRequest
+	}
+	slices.SortFunc(out, func(x, y FingerprintChange) int {
+		if c := cmp.Compare(math.Abs(y.Delta()), math.Abs(x.Delta())); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(y.CandidatePerRequest+y.BaselinePerRequest, x.CandidatePerRequest+x.BaselinePerRequest); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Fingerprint, y.Fingerprint)
+	})
+	return out
+}

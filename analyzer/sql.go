@@ -1,0 +1,217 @@
+package analyzer
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/replaykit/replay/snapshots"
+)
+
+// maxFingerprints bounds the distinct fingerprints tracked per endpoint and
+// phase; the rest are lumped together as otherFingerprints.
+const (
+	maxFingerprints   = 10000
+	otherFingerprints = "(other statements)"
+)
+
+// sqlAcc accumulates the statements attributed to requests of one phase.
+type sqlAcc struct {
+	requests int64
+	fps      map[string]*fpAcc
+}
+
+// fpAcc accumulates one fingerprint.
+type fpAcc struct {
+	count  int64
+	dur    time.Duration
+	with   int64 // requests with at least one
+	lo, hi int   // per-request count among requests with at least one
+}
+
+// add counts one request's statements.
+func (a *sqlAcc) add(counts []snapshots.SQLCount) {
+	a.requests++
+	if a.fps == nil {
+		a.fps = map[string]*fpAcc{}
+	}
+	for i, c := range counts {
+		if dup(counts, i) {
+			continue
+		}
+		n, d := c.Count, c.Duration
+		for _, o := range counts[i+1:] {
+			if o.Fingerprint == c.Fingerprint {
+				n += o.Count
+				d += o.Duration
+			}
+		}
+		if n <= 0 {
+			continue
+		}
+		fp := c.Fingerprint
+		f := a.fps[fp]
+		if f == nil {
+			if len(a.fps) >= maxFingerprints {
+				fp = otherFingerprints
+				f = a.fps[fp]
+			}
+			if f == nil {
+				f = &fpAcc{lo: n, hi: n}
+				a.fps[fp] = f
+			}
+		}
+		f.count += int64(n)
+		f.dur += d
+		f.with++
+		f.lo = min(f.lo, n)
+		f.hi = max(f.hi, n)
+	}
+}
+
+// dup reports whether counts[i]'s fingerprint appeared earlier in counts.
+func dup(counts []snapshots.SQLCount, i int) bool {
+	for _, o := range counts[:i] {
+		if o.Fingerprint == counts[i].Fingerprint {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *sqlAcc) merge(o *sqlAcc) {
+	a.requests += o.requests
+	if len(o.fps) > 0 && a.fps == nil {
+		a.fps = map[string]*fpAcc{}
+	}
+	for fp, of := range o.fps {
+		f := a.fps[fp]
+		if f == nil {
+			f = &fpAcc{lo: of.lo, hi: of.hi}
+			a.fps[fp] = f
+		}
+		f.count += of.count
+		f.dur += of.dur
+		f.with += of.with
+		f.lo = min(f.lo, of.lo)
+		f.hi = max(f.hi, of.hi)
+	}
+}
+
+func (a *sqlAcc) stats(source string) SQLStats {
+	if a.requests == 0 {
+		return SQLStats{}
+	}
+	s := SQLStats{Source: source, Requests: a.requests}
+	n := float64(a.requests)
+	var dur time.Duration
+	for fp, f := range a.fps {
+		fs := FingerprintStats{
+			Fingerprint:      fp,
+			Count:            f.count,
+			PerRequest:       float64(f.count) / n,
+			MaxPerRequest:    f.hi,
+			DBTimePerRequest: durMs(f.dur) / n,
+			PerCall:          durMs(f.dur) / float64(f.count),
+		}
+		if f.with == a.requests {
+			fs.MinPerRequest = f.lo
+		}
+		s.Statements += f.count
+		dur += f.dur
+		s.Fingerprints = append(s.Fingerprints, fs)
+	}
+	s.PerRequest = float64(s.Statements) / n
+	s.DBTimePerRequest = durMs(dur) / n
+	sortFingerprints(s.Fingerprints)
+	return s
+}
+
+func sortFingerprints(fs []FingerprintStats) {
+	slices.SortFunc(fs, func(x, y FingerprintStats) int {
+		if c := cmp.Compare(y.PerRequest, x.PerRequest); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Fingerprint, y.Fingerprint)
+	})
+}
+
+func durMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// weightedSQL combines the preferred SQL figures of endpoints into figures
+// for the whole run, weighting each endpoint by its load-phase requests (its
+// explain requests when it had no load), so that per-request figures follow
+// the traffic mix rather than how many requests each endpoint had explained.
+// Source is SQLSourceExplain or SQLSourceLoad when all endpoints agree,
+// "explain+load" otherwise.
+func weightedSQL(eps []*EndpointSummary) SQLStats {
+	var s SQLStats
+	type fpSum struct {
+		count                 int64
+		perReq, dbReq         float64
+		lo, hi, endpointsWith int
+	}
+	fps := map[string]*fpSum{}
+	var total float64
+	counted := 0
+	for _, e := range eps {
+		if !e.SQL.Counted() {
+			continue
+		}
+		counted++
+		w := float64(e.Requests)
+		if w == 0 {
+			w = float64(e.ExplainRequests)
+		}
+		switch {
+		case s.Source == "":
+			s.Source = e.SQL.Source
+		case s.Source != e.SQL.Source:
+			s.Source = SQLSourceExplain + "+" + SQLSourceLoad
+		}
+		total += w
+		s.Requests += e.SQL.Requests
+		s.Statements += e.SQL.Statements
+		s.PerRequest += w * e.SQL.PerRequest
+		s.DBTimePerRequest += w * e.SQL.DBTimePerRequest
+		for _, f := range e.SQL.Fingerprints {
+			a := fps[f.Fingerprint]
+			if a == nil {
+				a = &fpSum{lo: f.MinPerRequest}
+				fps[f.Fingerprint] = a
+			}
+			a.count += f.Count
+			a.perReq += w * f.PerRequest
+			a.dbReq += w * f.DBTimePerRequest
+			a.lo = min(a.lo, f.MinPerRequest)
+			a.hi = max(a.hi, f.MaxPerRequest)
+			a.endpointsWith++
+		}
+	}
+	if counted == 0 {
+		return SQLStats{}
+	}
+	if total == 0 {
+		total = 1
+	}
+	s.PerRequest /= total
+	s.DBTimePerRequest /= total
+	for fp, a := range fps {
+		f := FingerprintStats{
+			Fingerprint:      fp,
+			Count:            a.count,
+			PerRequest:       a.perReq / total,
+			MaxPerRequest:    a.hi,
+			DBTimePerRequest: a.dbReq / total,
+		}
+		if a.endpointsWith == counted {
+			f.MinPerRequest = a.lo
+		}
+		if a.perReq > 0 {
+			f.PerCall = a.dbReq / a.perReq
+		}
+		s.Fingerprints = append(s.Fingerprints, f)
+	}
+	sortFingerprints(s.Fingerprints)
+	return s
+}

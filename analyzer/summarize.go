@@ -1,0 +1,406 @@
+package analyzer
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"hash/fnv"
+	"iter"
+	"net/url"
+	"slices"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/replaykit/replay/snapshots"
+)
+
+// SummarizeOptions tune Summarize. The zero value is useful.
+type SummarizeOptions struct {
+	// SampleSize is how many load-phase latencies per endpoint are kept (a
+	// uniform reservoir sample) for Compare's bootstrap, and below which
+	// percentiles are exact; zero means DefaultSampleSize.
+	SampleSize int
+	// Seed seeds the reservoir sampling, so that a summary is reproducible;
+	// zero means 1.
+	Seed uint64
+}
+
+// DefaultSampleSize is the per-endpoint latency sample kept by default:
+// 8000 results, about 190 KB per endpoint.
+const DefaultSampleSize = 8000
+
+// maxFailureKinds bounds the distinct failure reasons tracked per endpoint.
+const maxFailureKinds = 64
+
+// Summarize reads a run's results and computes its figures, overall and per
+// endpoint. Memory is bounded by the number of endpoints and fingerprints,
+// not by the number of results. It stops at the first error the iterator
+// yields, or when ctx is done.
+func Summarize(ctx context.Context, info snapshots.RunInfo, results iter.Seq2[*snapshots.Result, error], opts SummarizeOptions) (*Summary, error) {
+	if opts.SampleSize < 0 {
+		return nil, fmt.Errorf("summarize: sample size %d is negative", opts.SampleSize)
+	}
+	if opts.SampleSize == 0 {
+		opts.SampleSize = DefaultSampleSize
+	}
+	if opts.Seed == 0 {
+		opts.Seed = 1
+	}
+	a := &runAcc{opts: opts, endpoints: map[string]*endpointAcc{}, slices: map[int]int64{}, allSliced: true}
+	n := 0
+	for r, err := range results {
+		if err != nil {
+			return nil, fmt.Errorf("summarize run %q: %w", info.Name, err)
+		}
+		if n++; n&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("summarize run %q: %w", info.Name, err)
+			}
+		}
+		if r != nil {
+			a.add(r)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("summarize run %q: %w", info.Name, err)
+	}
+	return a.summary(info), nil
+}
+
+// runAcc accumulates a whole run.
+type runAcc struct {
+	opts      SummarizeOptions
+	endpoints map[string]*endpointAcc
+	// load phase span and slices
+	first, last time.Time
+	slices      map[int]int64
+	allSliced   bool
+	loads       int64
+}
+
+func (a *runAcc) add(r *snapshots.Result) {
+	name := endpointName(r)
+	e := a.endpoints[name]
+	if e == nil {
+		e = newEndpointAcc(name, a.opts)
+		a.endpoints[name] = e
+	}
+	if r.Phase == snapshots.PhaseExplain {
+		e.addExplain(r)
+		return
+	}
+	a.loads++
+	start := r.Intended
+	if start.IsZero() {
+		start = r.Sent
+	}
+	if !start.IsZero() && (a.first.IsZero() || start.Before(a.first)) {
+		a.first = start
+	}
+	if r.Done.After(a.last) {
+		a.last = r.Done
+	}
+	if r.Slice > 0 {
+		a.slices[r.Slice]++
+	} else {
+		a.allSliced = false
+	}
+	e.addLoad(r)
+}
+
+// endpointName is the result's endpoint, or method and path when it has none.
+func endpointName(r *snapshots.Result) string {
+	if r.Endpoint != "" {
+		return r.Endpoint
+	}
+	if r.Method == "" && r.URL == "" {
+		return "(unknown)"
+	}
+	p := r.URL
+	if u, err := url.Parse(r.URL); err == nil {
+		p = u.Path
+	}
+	return r.Method + " " + p
+}
+
+func (a *runAcc) summary(info snapshots.RunInfo) *Summary {
+	s := &Summary{Info: info}
+	if a.loads > 0 && a.last.After(a.first) {
+		s.Duration = a.last.Sub(a.first)
+	}
+	if a.loads > 0 && a.allSliced {
+		s.Sliced = true
+		for k := range a.slices {
+			s.Slices = append(s.Slices, k)
+		}
+		slices.Sort(s.Slices)
+	}
+	accs := make([]*endpointAcc, 0, len(a.endpoints))
+	for _, e := range a.endpoints {
+		accs = append(accs, e)
+	}
+	slices.SortFunc(accs, func(x, y *endpointAcc) int {
+		if c := cmp.Compare(y.requests, x.requests); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(y.explainRequests, x.explainRequests); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.name, y.name)
+	})
+	overall := newEndpointAcc("", SummarizeOptions{SampleSize: 1, Seed: 1})
+	overall.sample = nil // its percentiles come from the merged histograms, or below
+	allComplete := true
+	var allLat, allSvc []int64
+	for _, e := range accs {
+		es := e.summary(s.Duration)
+		s.Endpoints = append(s.Endpoints, es)
+		overall.merge(e)
+		if e.sample.complete() {
+			for _, it := range e.sample.items {
+				allLat = append(allLat, it.lat)
+				allSvc = append(allSvc, it.svc)
+			}
+		} else {
+			allComplete = false
+		}
+	}
+	s.Overall = overall.summary(s.Duration)
+	if allComplete {
+		s.Overall.Latency = exactStats(allLat)
+		s.Overall.ServiceTime = exactStats(allSvc)
+	}
+	s.Overall.SQL = weightedSQL(s.Endpoints)
+	return s
+}
+
+// endpointAcc accumulates one endpoint.
+type endpointAcc struct {
+	name                           string
+	requests, failed               int64
+	explainRequests, explainFailed int64
+	lat, svc                       latAcc
+	sample                         *sample
+	statuses                       [numStatusClasses]int64
+	failures                       map[FailureCount]int64
+	loadSQL, explainSQL            sqlAcc
+}
+
+func newEndpointAcc(name string, opts SummarizeOptions) *endpointAcc {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return &endpointAcc{
+		name:     name,
+		lat:      newLatAcc(),
+		svc:      newLatAcc(),
+		sample:   newSample(opts.SampleSize, opts.Seed, h.Sum64()),
+		failures: map[FailureCount]int64{},
+	}
+}
+
+func (e *endpointAcc) addExplain(r *snapshots.Result) {
+	e.explainRequests++
+	if r.Failed() {
+		e.explainFailed++
+	}
+	if r.SQLCounted {
+		e.explainSQL.add(r.SQL)
+	}
+}
+
+func (e *endpointAcc) addLoad(r *snapshots.Result) {
+	e.requests++
+	e.statuses[statusClass(r.Status)]++ // an array: no map access per result
+	if r.Failed() {
+		e.failed++
+		e.addFailure(r)
+	}
+	if r.SQLCounted {
+		e.loadSQL.add(r.SQL)
+	}
+	if r.Done.IsZero() {
+		return
+	}
+	sent := r.Sent
+	intended := r.Intended
+	if intended.IsZero() {
+		intended = sent
+	}
+	if sent.IsZero() {
+		sent = intended
+	}
+	if intended.IsZero() {
+		return
+	}
+	lat := max(r.Done.Sub(intended).Microseconds(), 0)
+	svc := max(r.Done.Sub(sent).Microseconds(), 0)
+	e.lat.add(lat)
+	e.svc.add(svc)
+	slice := int32(0)
+	if r.Slice > 0 {
+		slice = int32(min(r.Slice, 1<<30))
+	}
+	e.sample.add(sampleItem{lat: lat, svc: svc, slice: slice})
+}
+
+func (e *endpointAcc) addFailure(r *snapshots.Result) {
+	k := FailureCount{Status: r.Status}
+	if r.Error != "" {
+		k = FailureCount{Error: shorten(r.Error, 120)}
+	}
+	if _, ok := e.failures[k]; !ok && len(e.failures) >= maxFailureKinds {
+		k = FailureCount{Error: "other failures"}
+	}
+	e.failures[k]++
+}
+
+// numStatusClasses counts the keys of EndpointSummary.Statuses: "none",
+// then "1xx" to "5xx".
+const numStatusClasses = 6
+
+// statusClassName names a status class index.
+func statusClassName(i int) string {
+	if i == 0 {
+		return "none"
+	}
+	return string(rune('0'+i)) + "xx"
+}
+
+// statusClass returns the class index of a status: 0 for none, else
+// status/100.
+func statusClass(status int) int {
+	if status >= 100 && status < 600 {
+		return status / 100
+	}
+	return 0
+}
+
+// merge adds o's counts (not its sample) into e.
+func (e *endpointAcc) merge(o *endpointAcc) {
+	e.requests += o.requests
+	e.failed += o.failed
+	e.explainRequests += o.explainRequests
+	e.explainFailed += o.explainFailed
+	e.lat.merge(&o.lat)
+	e.svc.merge(&o.svc)
+	for k, v := range o.statuses {
+		e.statuses[k] += v
+	}
+
+	for k, v := range o.failures {
+		e.failures[k] += v
+	}
+	e.loadSQL.merge(&o.loadSQL)
+	e.explainSQL.merge(&o.explainSQL)
+}
+
+func (e *endpointAcc) summary(span time.Duration) *EndpointSummary {
+	s := &EndpointSummary{
+		Endpoint:        e.name,
+		Requests:        e.requests,
+		Failed:          e.failed,
+		ExplainRequests: e.explainRequests,
+		ExplainFailed:   e.explainFailed,
+		Statuses:        map[string]int64{},
+		LoadSQL:         e.loadSQL.stats(SQLSourceLoad),
+		ExplainSQL:      e.explainSQL.stats(SQLSourceExplain),
+		sample:          e.sample,
+	}
+	for i, n := range e.statuses {
+		if n > 0 {
+			s.Statuses[statusClassName(i)] = n
+		}
+	}
+	if e.requests > 0 {
+		s.SuccessRate = 100 * float64(e.requests-e.failed) / float64(e.requests)
+	}
+	if span > 0 {
+		s.TPS = float64(e.requests) / span.Seconds()
+	}
+	if e.sample != nil && e.sample.complete() {
+		lat := make([]int64, len(e.sample.items))
+		svc := make([]int64, len(e.sample.items))
+		for i, it := range e.sample.items {
+			lat[i], svc[i] = it.lat, it.svc
+		}
+		s.Latency, s.ServiceTime = exactStats(lat), exactStats(svc)
+	} else {
+		s.Latency, s.ServiceTime = e.lat.stats(), e.svc.stats()
+	}
+	s.SQL = s.LoadSQL
+	if s.ExplainSQL.Counted() {
+		s.SQL = s.ExplainSQL
+	}
+	for k, v := range e.failures {
+		k.Count = v
+		s.Failures = append(s.Failures, k)
+	}
+	slices.SortFunc(s.Failures, func(x, y FailureCount) int {
+		if c := cmp.Compare(y.Count, x.Count); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.Status, y.Status); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Error, y.Error)
+	})
+	if len(s.Failures) > 10 {
+		s.Failures = s.Failures[:10]
+	}
+	return s
+}
+
+// latAcc accumulates latencies in µs: a histogram plus exact sum and extremes.
+type latAcc struct {
+	h       *hdrhistogram.Histogram
+	sum     int64
+	lo, hi  int64
+	counted bool
+}
+
+func newLatAcc() latAcc { return latAcc{h: newHistogram()} }
+
+func (l *latAcc) add(v int64) {
+	record(l.h, v)
+	l.sum += v
+	if !l.counted || v < l.lo {
+		l.lo = v
+	}
+	if !l.counted || v > l.hi {
+		l.hi = v
+	}
+	l.counted = true
+}
+
+func (l *latAcc) merge(o *latAcc) {
+	if !o.counted {
+		return
+	}
+	l.h.Merge(o.h)
+	l.sum += o.sum
+	if !l.counted || o.lo < l.lo {
+		l.lo = o.lo
+	}
+	if !l.counted || o.hi > l.hi {
+		l.hi = o.hi
+	}
+	l.counted = true
+}
+
+func (l *latAcc) stats() LatencyStats { return histStats(l.h, l.sum, l.lo, l.hi) }
+
+// shorten cuts s to at most n bytes (on a rune boundary), marking the cut
+// with "…".
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !isRuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

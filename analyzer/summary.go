@@ -1,0 +1,193 @@
+package analyzer
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/replaykit/replay/snapshots"
+)
+
+// Where the SQL figures of an SQLStats come from.
+const (
+	// SQLSourceExplain: requests replayed one at a time, every statement
+	// attributed exactly.
+	SQLSourceExplain = "explain"
+	// SQLSourceLoad: requests of the load phase whose statements the counter
+	// could attribute (SQLCounted); exact with sqlcommenter, else a lower bound.
+	SQLSourceLoad = "load"
+)
+
+// Summary is what one run measured, overall and per endpoint. Build it with
+// Summarize; render it with package report.
+type Summary struct {
+	// Info describes the run (name, snapshot, target, settings, mock misses).
+	Info snapshots.RunInfo
+	// Overall covers every endpoint; its Endpoint is "".
+	Overall *EndpointSummary
+	// Endpoints are the endpoints seen, busiest (most load requests) first,
+	// then by name.
+	Endpoints []*EndpointSummary
+	// Duration is the span of the load phase: from the earliest intended
+	// start to the last response; zero when there was no load phase.
+	Duration time.Duration
+	// Slices lists the distinct interleaving slices of the load phase in
+	// ascending order; empty when the run was not sliced.
+	Slices []int
+	// Sliced reports whether every load-phase result had a Slice > 0.
+	Sliced bool
+}
+
+// Endpoint returns the summary of the named endpoint, or nil when the run
+// has none.
+func (s *Summary) Endpoint(name string) *EndpointSummary {
+	for _, e := range s.Endpoints {
+		if e.Endpoint == name {
+			return e
+		}
+	}
+	return nil
+}
+
+// EndpointSummary holds the figures of one endpoint (or of the whole run).
+// Request counts, rates and latencies come from the load phase; SQL figures
+// from the explain phase when there was one.
+type EndpointSummary struct {
+	// Endpoint is the method and path template, e.g. "GET /orders/{id}"; ""
+	// for the whole run.
+	Endpoint string
+	// Requests counts load-phase results.
+	Requests int64
+	// Failed counts failed load-phase results (snapshots.Result.Failed).
+	Failed int64
+	// ExplainRequests and ExplainFailed count explain-phase results.
+	ExplainRequests, ExplainFailed int64
+	// SuccessRate is the percentage of load-phase requests that did not
+	// fail; zero when there were none.
+	SuccessRate float64
+	// TPS is load-phase requests per second over the run's load span.
+	TPS float64
+	// Latency runs from each request's intended start (snapshots.Result.Latency),
+	// so a stalled target cannot hide its slowness.
+	Latency LatencyStats
+	// ServiceTime runs from the actual send (snapshots.Result.ServiceTime).
+	ServiceTime LatencyStats
+	// Statuses counts load-phase responses by class: "2xx", "3xx", "4xx",
+	// "5xx", "1xx" and "none" (no response).
+	Statuses map[string]int64
+	// Failures lists why load-phase requests failed, most frequent first (at
+	// most 10 kinds).
+	Failures []FailureCount
+	// SQL is the preferred SQL view: ExplainSQL when the run had an explain
+	// phase for this endpoint, else LoadSQL.
+	SQL SQLStats
+	// LoadSQL and ExplainSQL are the SQL figures of each phase; their
+	// Requests is zero when the phase counted none.
+	LoadSQL, ExplainSQL SQLStats
+
+	// sample is a bounded uniform sample of the load-phase latencies, for
+	// the bootstrap of Compare.
+	sample *sample
+}
+
+// DBTime returns the SQL figures that best describe database time under
+// load: LoadSQL when it counted requests, else ExplainSQL.
+func (e *EndpointSummary) DBTime() *SQLStats {
+	if e.LoadSQL.Requests > 0 {
+		return &e.LoadSQL
+	}
+	return &e.ExplainSQL
+}
+
+// FailureRate is the percentage of load-phase requests that failed.
+func (e *EndpointSummary) FailureRate() float64 {
+	if e.Requests == 0 {
+		return 0
+	}
+	return 100 * float64(e.Failed) / float64(e.Requests)
+}
+
+// LatencyStats summarises a latency distribution. Values are milliseconds;
+// all zero when Count is zero. Percentiles are nearest-rank: exact while the
+// endpoint's sample holds every value, else from an HdrHistogram with three
+// significant digits (at most 0.1% high).
+type LatencyStats struct {
+	// Count is the number of values.
+	Count int64
+	Avg   float64
+	Min   float64
+	P50   float64
+	P90   float64
+	P95   float64
+	P99   float64
+	Max   float64
+}
+
+// SQLStats describes the SQL statements attributed to an endpoint's requests.
+type SQLStats struct {
+	// Source is SQLSourceExplain or SQLSourceLoad; "" when no request had its
+	// statements counted.
+	Source string
+	// Requests counts the requests the figures come from (SQLCounted).
+	Requests int64
+	// Statements counts statements in total.
+	Statements int64
+	// PerRequest is statements per request.
+	PerRequest float64
+	// DBTimePerRequest is database time per request, in milliseconds.
+	DBTimePerRequest float64
+	// Fingerprints break the figures down, most statements first.
+	Fingerprints []FingerprintStats
+}
+
+// Counted reports whether any request had its statements counted.
+func (s *SQLStats) Counted() bool { return s.Requests > 0 }
+
+// Fingerprint returns the figures of one fingerprint, or nil.
+func (s *SQLStats) Fingerprint(fp string) *FingerprintStats {
+	for i := range s.Fingerprints {
+		if s.Fingerprints[i].Fingerprint == fp {
+			return &s.Fingerprints[i]
+		}
+	}
+	return nil
+}
+
+// FingerprintStats describes one statement fingerprint within an SQLStats.
+type FingerprintStats struct {
+	// Fingerprint is the folded statement text.
+	Fingerprint string
+	// Count is the number of statements in total.
+	Count int64
+	// PerRequest is statements per request (over all counted requests).
+	PerRequest float64
+	// MinPerRequest and MaxPerRequest bound the count in one request (zero
+	// when some request had none).
+	MinPerRequest, MaxPerRequest int
+	// DBTimePerRequest is database time per request in milliseconds.
+	DBTimePerRequest float64
+	// PerCall is the mean database time of one statement, in milliseconds.
+	PerCall float64
+}
+
+// FailureCount is one reason requests failed and how often.
+type FailureCount struct {
+	// Status is the response status; zero for a transport error.
+	Status int
+	// Error is the transport error (shortened); empty when a response came.
+	Error string
+	// Count is the number of load-phase requests that failed this way.
+	Count int64
+}
+
+// String describes the failure, e.g. "503 Service Unavailable" or
+// "dial tcp: connection refused".
+func (f FailureCount) String() string {
+	if f.Error != "" {
+		return f.Error
+	}
+	if t := http.StatusText(f.Status); t != "" {
+		return fmt.Sprintf("%d %s", f.Status, t)
+	}
+	return fmt.Sprintf("status %d", f.Status)
+}

@@ -1,0 +1,630 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/replaykit/replay/internal/ca"
+	"github.com/replaykit/replay/internal/pgtest"
+	"github.com/replaykit/replay/snapshots"
+)
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes and reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestRecordUsageErrors(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "x.snap")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no out", []string{"--inbound", ":0=http://127.0.0.1:1"}, "--out SNAP is required"},
+		{"nothing to record", []string{"--out", out}, "nothing to record"},
+		{"inbound without URL", []string{"--out", out, "--inbound", "127.0.0.1:0"}, "want LISTEN=URL"},
+		{"inbound bad listen", []string{"--out", out, "--inbound", "nohost=http://127.0.0.1:1"}, `listen address "nohost" is not [HOST]:PORT`},
+		{"inbound bad port", []string{"--out", out, "--inbound", "127.0.0.1:99999=http://127.0.0.1:1"}, "has no valid port"},
+		{"inbound bad URL", []string{"--out", out, "--inbound", ":0=ftp://x"}, "want http://HOST:PORT"},
+		{"inbound empty URL", []string{"--out", out, "--inbound", ":0="}, "want http://HOST:PORT"},
+		{"outbound bad listen", []string{"--out", out, "--outbound", "x"}, "--outbound"},
+		{"postgres without server", []string{"--out", out, "--postgres", "127.0.0.1:0"}, "want LISTEN=HOST:PORT"},
+		{"postgres bad server", []string{"--out", out, "--postgres", "127.0.0.1:0=db"}, `the server "db" is not HOST:PORT`},
+		{"bad endpoint rule", []string{"--out", out, "--inbound", ":0=http://127.0.0.1:1", "--endpoint", "orders"}, "--endpoint"},
+		{"negative body limit", []string{"--out", out, "--inbound", ":0=http://127.0.0.1:1", "--body-limit", "-1"}, "--body-limit -1"},
+		{"bad redact header", []string{"--out", out, "--inbound", ":0=http://127.0.0.1:1", "--redact-header", "X-A: b"}, "want a header name"},
+		{"resolve without outbound", []string{"--out", out, "--inbound", ":0=http://127.0.0.1:1", "--resolve", "a:1=b:2"}, "--resolve applies to --outbound"},
+		{"bad resolve", []string{"--out", out, "--outbound", "127.0.0.1:0", "--resolve", "a=b"}, "want HOST:PORT=ADDR"},
+		{"positional argument", []string{"--out", out, "--inbound", ":0=http://127.0.0.1:1", "extra"}, "accepts 0 arg"},
+		{"unknown flag", []string{"--out", out, "--inbund", ":0=http://127.0.0.1:1"}, "unknown flag"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(append([]string{"record"}, tt.args...), streams{out: &stdout, err: &stderr})
+			if code != exitUsage {
+				t.Errorf("exit code %d; want %d", code, exitUsage)
+			}
+			msg := stderr.String()
+			if strings.Count(msg, "\n") != 1 || !strings.Contains(msg, tt.want) {
+				t.Errorf("stderr %q; want one line containing %q", msg, tt.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("a snapshot was created")
+			}
+		})
+	}
+}
+
+func TestRecordCannotRun(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "old.snap")
+	if err := os.WriteFile(existing, []byte("keep me"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	fresh := filepath.Join(dir, "new.snap")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"out exists", []string{"--out", existing, "--inbound", "127.0.0.1:0=http://127.0.0.1:1"}, "already exists"},
+		{"port in use", []string{"--out", fresh, "--inbound", busy.Addr().String() + "=http://127.0.0.1:1"}, "address already in use"},
+		{"second port in use", []string{"--out", fresh, "--inbound", "127.0.0.1:0=http://127.0.0.1:1", "--inbound", busy.Addr().String() + "=http://127.0.0.1:1"}, "address already in use"},
+		{"upstream CA missing", []string{"--out", fresh, "--inbound", "127.0.0.1:0=http://127.0.0.1:1", "--upstream-ca", filepath.Join(dir, "nope.pem")}, "--upstream-ca"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(append([]string{"record"}, tt.args...), streams{out: &stdout, err: &stderr})
+			if code != exitError {
+				t.Errorf("exit code %d; want %d", code, exitError)
+			}
+			msg := stderr.String()
+			if strings.Count(msg, "\n") != 1 || !strings.Contains(msg, tt.want) {
+				t.Errorf("stderr %q; want one line containing %q", msg, tt.want)
+			}
+			if b, _ := os.ReadFile(existing); string(b) != "keep me" {
+				t.Errorf("the existing file was changed")
+			}
+			if _, err := os.Stat(fresh); err == nil {
+				t.Errorf("a snapshot was left behind")
+			}
+		})
+	}
+}
+
+// recordInProcess runs recordRun until the returned stop is called; it
+// returns the recording once it listens.
+func recordInProcess(t *testing.T, opts *recordOptions) (rec *recording, stop func() (stdout string, err error)) {
+	t.Helper()
+	var stdout, stderr syncBuffer
+	opts.stdout, opts.stderr = &stdout, &stderr
+	if opts.bodyLimit == 0 {
+		opts.bodyLimit = 1 << 20
+	}
+	if opts.stopTimeout == 0 {
+		opts.stopTimeout = 30 * time.Second
+	}
+	ready := make(chan *recording, 1)
+	opts.onReady = func(r *recording) { ready <- r }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- recordRun(ctx, opts) }()
+	select {
+	case rec = <-ready:
+	case err := <-done:
+		cancel()
+		t.Fatalf("record: %v; stderr %s", err, stderr.String())
+	case <-time.After(60 * time.Second):
+		t.Fatal("record did not start listening within 60s")
+	}
+	var once sync.Once
+	var err error
+	stop = func() (string, error) {
+		once.Do(func() {
+			cancel()
+			err = <-done
+		})
+		return stdout.String(), err
+	}
+	t.Cleanup(func() { stop() })
+	return rec, stop
+}
+
+// TestRecordInboundOutboundPostgres records an app that, for each request,
+// queries PostgreSQL through --postgres and calls an HTTPS upstream through
+// --outbound: everything lands in one snapshot, linked to its request.
+func TestRecordInboundOutboundPostgres(t *testing.T) {
+	db := pgtest.New(t)
+	dir := t.TempDir()
+
+	upstream := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"items":[%q]}`, r.URL.Path)
+	}))
+	defer upstream.Close()
+	upstreamCA := filepath.Join(dir, "upstream.pem")
+	if err := os.WriteFile(upstreamCA, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: upstream.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// The app reaches the database and the upstream through the recorder;
+	// it learns their addresses once the recorder listens.
+	var app struct {
+		sync.Mutex
+		pool   *pgxpool.Pool
+		client *http.Client
+	}
+	appSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		app.Lock()
+		pool, client := app.pool, app.client
+		app.Unlock()
+		var n int
+		if err := pool.QueryRow(r.Context(), "SELECT $1::int + 1", 41).Scan(&n); err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		if _, err := pool.Exec(r.Context(), "SELECT 1"); err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		res, err := client.Get("https://api.example.com/v1/items/7")
+		if err != nil {
+			http.Error(w, err.Error(), 502)
+			return
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		fmt.Fprintf(w, `{"n":%d,"catalog":%s}`, n, body)
+	}))
+	defer appSrv.Close()
+
+	out := filepath.Join(dir, "all.snap")
+	rec, stop := recordInProcess(t, &recordOptions{
+		out:        out,
+		inbound:    []string{"127.0.0.1:0=" + appSrv.URL},
+		outbound:   "127.0.0.1:0",
+		postgres:   "127.0.0.1:0=" + db.Addr(),
+		caDir:      filepath.Join(dir, "ca"),
+		resolve:    []string{"api.example.com:443=" + upstream.Listener.Addr().String()},
+		upstreamCA: upstreamCA,
+	})
+	authority, err := ca.LoadOrCreate(filepath.Join(dir, "ca"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgURL := strings.Replace(db.URL("postgres"), db.Addr(), rec.pg.l.Addr().String(), 1)
+	pool, err := pgxpool.New(context.Background(), pgURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	proxyURL, _ := url.Parse("http://" + rec.outbound.l.Addr().String())
+	app.Lock()
+	app.pool = pool
+	app.client = &http.Client{Transport: &http.Transport{
+		Proxy:           http.ProxyURL(proxyURL),
+		TLSClientConfig: &tls.Config{RootCAs: authority.Pool()},
+	}}
+	app.Unlock()
+
+	const requests = 5
+	front := "http://" + rec.inbound[0].l.Addr().String()
+	for i := range requests {
+		res, err := http.Get(fmt.Sprintf("%s/orders/%d", front, i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if want := `{"n":42,"catalog":{"items":["/v1/items/7"]}}`; string(body) != want {
+			t.Fatalf("app answered %d %s; want %s", res.StatusCode, body, want)
+		}
+	}
+	pool.Close()
+	stdout, err := stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for _, row := range [][]string{
+		{"inbound", rec.inbound[0].l.Addr().String(), "GET", "/orders/{id}", "5", "2.0"},
+		{"outbound", "api.example.com:443", "GET", "/v1/items/{id}", "5", "-"},
+	} {
+		if !hasRow(stdout, row...) {
+			t.Errorf("summary lacks the row %q:\n%s", row, stdout)
+		}
+	}
+	if want := "10 statements, 10 attributed to requests"; !strings.Contains(stdout, want) {
+		t.Errorf("summary lacks %q:\n%s", want, stdout)
+	}
+
+	snap, err := snapshots.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	inbound := map[int64]bool{}
+	var outbound []*snapshots.Exchange
+	for e, err := range snap.Exchanges(context.Background(), snapshots.Filter{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Direction == snapshots.Inbound {
+			inbound[e.ID] = true
+		} else {
+			outbound = append(outbound, e)
+		}
+	}
+	if len(inbound) != requests || len(outbound) != requests {
+		t.Fatalf("%d inbound and %d outbound exchanges; want %d each", len(inbound), len(outbound), requests)
+	}
+	for _, e := range outbound {
+		if !inbound[e.ParentID] || e.URL != "https://api.example.com/v1/items/7" && e.URL != "https://api.example.com:443/v1/items/7" {
+			t.Errorf("outbound %s has parent %d; want one of the inbound exchanges", e.URL, e.ParentID)
+		}
+	}
+	perExchange := map[int64]int{}
+	for s, err := range snap.Statements(context.Background()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.ExchangeID != 0 {
+			perExchange[s.ExchangeID]++
+		}
+	}
+	for id := range inbound {
+		if perExchange[id] != 2 {
+			t.Errorf("exchange %d has %d statements; want 2", id, perExchange[id])
+		}
+	}
+}
+
+// hasRow reports whether text has a line made of fields.
+func hasRow(text string, fields ...string) bool {
+	for line := range strings.Lines(text) {
+		if slices.Equal(strings.Fields(line), fields) {
+			return true
+		}
+	}
+	return false
+}
+
+// replayBinary builds the command once per test binary run.
+var replayBinary = struct {
+	once sync.Once
+	path string
+	err  error
+}{}
+
+func buildReplay(t *testing.T) string {
+	t.Helper()
+	replayBinary.once.Do(func() {
+		dir, err := os.MkdirTemp("", "replay-test-bin")
+		if err != nil {
+			replayBinary.err = err
+			return
+		}
+		replayBinary.path = filepath.Join(dir, "replay")
+		goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+		if _, err := os.Stat(goBin); err != nil {
+			goBin = "go"
+		}
+		out, err := exec.Command(goBin, "build", "-o", replayBinary.path, ".").CombinedOutput()
+		if err != nil {
+			replayBinary.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if replayBinary.err != nil {
+		t.Fatal(replayBinary.err)
+	}
+	return replayBinary.path
+}
+
+// recordProcess is `replay record` running as a child process.
+type recordProcess struct {
+	cmd    *exec.Cmd
+	stdout syncBuffer
+	stderr syncBuffer
+	addr   string // the first inbound listen address
+	exited chan struct{}
+	err    error // of Wait, once exited is closed
+}
+
+// startRecordProcess runs `replay record args...` and waits until it listens.
+func startRecordProcess(t *testing.T, args ...string) *recordProcess {
+	t.Helper()
+	p := &recordProcess{cmd: exec.Command(buildReplay(t), append([]string{"record"}, args...)...), exited: make(chan struct{})}
+	pr, pw := io.Pipe()
+	p.cmd.Stdout = io.MultiWriter(&p.stdout, pw)
+	p.cmd.Stderr = &p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		pw.Close()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		p.cmd.Process.Kill()
+		<-p.exited
+	})
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		first := ""
+		for sc.Scan() {
+			if f := strings.Fields(sc.Text()); len(f) >= 2 && f[0] == "inbound" && first == "" {
+				first = f[1]
+			}
+			if strings.HasPrefix(sc.Text(), "recording to ") {
+				addr <- first
+				break
+			}
+		}
+		close(addr)
+		io.Copy(io.Discard, pr)
+	}()
+	select {
+	case a, ok := <-addr:
+		if !ok || a == "" {
+			t.Fatalf("no inbound address printed:\n%s", p.stdout.String())
+		}
+		p.addr = a
+	case <-p.exited:
+		t.Fatalf("record exited: %v\nstdout:\n%s\nstderr:\n%s", p.err, p.stdout.String(), p.stderr.String())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("record did not start within 60s:\n%s", p.stdout.String())
+	}
+	return p
+}
+
+// wait waits for the process to exit and returns its exit code.
+func (p *recordProcess) wait(t *testing.T, within time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.exited:
+	case <-time.After(within):
+		t.Fatalf("record still running after %v; stderr:\n%s", within, p.stderr.String())
+	}
+	var ee *exec.ExitError
+	if errors.As(p.err, &ee) {
+		return ee.ExitCode()
+	}
+	if p.err != nil {
+		t.Fatal(p.err)
+	}
+	return 0
+}
+
+func readSnapshot(t *testing.T, path string) []*snapshots.Exchange {
+	t.Helper()
+	snap, err := snapshots.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	var all []*snapshots.Exchange
+	for e, err := range snap.Exchanges(context.Background(), snapshots.Filter{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, e)
+	}
+	return all
+}
+
+func echoServer(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, `{"path":%q}`, r.URL.Path)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestRecordCommand(t *testing.T) {
+	buildReplay(t)
+
+	t.Run("SIGINT flushes and summarises", func(t *testing.T) {
+		t.Parallel()
+		app := echoServer(t)
+		out := filepath.Join(t.TempDir(), "int.snap")
+		p := startRecordProcess(t, "--out", out, "--inbound", "127.0.0.1:0="+app.URL, "--endpoint", "GET /orders/{id}/status")
+		targets := []string{"/orders/%d", "/orders/%d/status", "/catalog?page=%d"}
+		const each = 50
+		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+		var wg sync.WaitGroup
+		for _, tpl := range targets {
+			wg.Go(func() {
+				for i := range each {
+					res, err := client.Get("http://" + p.addr + fmt.Sprintf(tpl, i+1))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					io.Copy(io.Discard, res.Body)
+					res.Body.Close()
+				}
+			})
+		}
+		wg.Wait()
+		client.CloseIdleConnections()
+		p.cmd.Process.Signal(syscall.SIGINT)
+		if code := p.wait(t, 60*time.Second); code != 0 {
+			t.Fatalf("exit code %d; stderr:\n%s", code, p.stderr.String())
+		}
+		stdout := p.stdout.String()
+		for _, want := range []string{
+			"recorded 150 exchanges and 0 SQL statements to " + out,
+			"capture: inbound 150 seen, 150 recorded",
+		} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("summary lacks %q:\n%s", want, stdout)
+			}
+		}
+		for _, ep := range []string{"/orders/{id}", "/orders/{id}/status", "/catalog"} {
+			if !hasRow(stdout, "inbound", p.addr, "GET", ep, "50") {
+				t.Errorf("summary lacks GET %s with 50 exchanges:\n%s", ep, stdout)
+			}
+		}
+		if all := readSnapshot(t, out); len(all) != len(targets)*each {
+			t.Errorf("%d exchanges in the snapshot; want %d", len(all), len(targets)*each)
+		}
+	})
+
+	t.Run("SIGKILL keeps what was committed", func(t *testing.T) {
+		t.Parallel()
+		app := echoServer(t)
+		out := filepath.Join(t.TempDir(), "kill.snap")
+		p := startRecordProcess(t, "--out", out, "--inbound", "127.0.0.1:0="+app.URL)
+		// Steady traffic; each client notes when each of its requests ended.
+		var mu sync.Mutex
+		ended := map[string]time.Time{}
+		stopTraffic := make(chan struct{})
+		var wg sync.WaitGroup
+		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}, Timeout: 10 * time.Second}
+		for c := range 4 {
+			wg.Go(func() {
+				for i := 0; ; i++ {
+					select {
+					case <-stopTraffic:
+						return
+					default:
+					}
+					path := fmt.Sprintf("/items/%d-%d", c, i)
+					res, err := client.Get("http://" + p.addr + path)
+					if err != nil {
+						return // the recorder was killed
+					}
+					io.Copy(io.Discard, res.Body)
+					res.Body.Close()
+					mu.Lock()
+					ended[path] = time.Now()
+					mu.Unlock()
+					time.Sleep(2 * time.Millisecond)
+				}
+			})
+		}
+		time.Sleep(4 * time.Second)
+		killed := time.Now()
+		p.cmd.Process.Kill()
+		p.wait(t, 30*time.Second)
+		close(stopTraffic)
+		wg.Wait()
+
+		recorded := map[string]bool{}
+		for _, e := range readSnapshot(t, out) {
+			recorded[strings.TrimPrefix(e.URL, "http://"+p.addr)] = true
+		}
+		var old, missing int
+		for path, at := range ended {
+			if killed.Sub(at) > 1500*time.Millisecond {
+				old++
+				if !recorded[path] {
+					missing++
+				}
+			}
+		}
+		if old == 0 {
+			t.Fatalf("no request ended more than 1.5s before the kill (of %d)", len(ended))
+		}
+		if missing > 0 {
+			t.Errorf("%d of the %d requests that ended more than 1.5s before the kill are missing (%d recorded)", missing, old, len(recorded))
+		}
+	})
+
+	t.Run("second signal quits at once", func(t *testing.T) {
+		t.Parallel()
+		release := make(chan struct{})
+		defer close(release)
+		arrived := make(chan struct{}, 1)
+		app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/slow" {
+				arrived <- struct{}{}
+				select {
+				case <-release:
+				case <-r.Context().Done():
+				}
+			}
+		}))
+		defer app.Close()
+		out := filepath.Join(t.TempDir(), "twice.snap")
+		p := startRecordProcess(t, "--out", out, "--inbound", "127.0.0.1:0="+app.URL, "--stop-timeout", "5m")
+		for range 3 {
+			res, err := http.Get("http://" + p.addr + "/fast")
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+		}
+		go func() {
+			if res, err := http.Get("http://" + p.addr + "/slow"); err == nil {
+				res.Body.Close()
+			}
+		}()
+		<-arrived
+		p.cmd.Process.Signal(syscall.SIGINT)
+		deadline := time.Now().Add(60 * time.Second)
+		for !strings.Contains(p.stderr.String(), "stopping:") {
+			if time.Now().After(deadline) {
+				t.Fatalf("no stopping message after SIGINT; stderr:\n%s", p.stderr.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		// The first signal waits for /slow (up to 5 minutes); the second
+		// must not.
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		if code := p.wait(t, 30*time.Second); code != 1 {
+			t.Errorf("exit code %d; want 1", code)
+		}
+		if msg := p.stderr.String(); !strings.Contains(msg, "second signal") {
+			t.Errorf("stderr does not explain the stop:\n%s", msg)
+		}
+		if all := readSnapshot(t, out); len(all) > 3 {
+			t.Errorf("%d exchanges; want at most the 3 finished ones", len(all))
+		}
+	})
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// withoutHeader drops the first line of a JSON Lines export: it carries the
+// snapshot's creation time, which differs between copies.
+func withoutHeader(t *testing.T, jsonl string) string {
+	t.Helper()
+	head, rest, ok := strings.Cut(jsonl, "\n")
+	if !ok || !strings.Contains(head, `"format":"replay-jsonl"`) {
+		t.Fatalf("export does not start with a header line: %.200q", jsonl)
+	}
+	return rest
+}
+
+func exportJSONL(t *testing.T, snap string) string {
+	t.Helper()
+	code, stdout, stderr := cliRun(t, "", "snapshot", "export", snap, "--format", "jsonl")
+	if code != 0 {
+		t.Fatalf("export %s: exit %d: %s", snap, code, stderr)
+	}
+	return stdout
+}
+
+func TestSnapshotRoundTrips(t *testing.T) {
+	snap := importFixture(t)
+	want := exportJSONL(t, snap)
+	fixture, err := os.ReadFile("testdata/orders.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(want, "\n"); got != strings.Count(string(fixture), "\n") {
+		t.Fatalf("export has %d lines, the imported file %d", got, strings.Count(string(fixture), "\n"))
+	}
+	dir := t.TempDir()
+
+	t.Run("jsonl via stdin and stdout", func(t *testing.T) {
+		copySnap := filepath.Join(dir, "copy.snap")
+		code, stdout, stderr := cliRun(t, want, "snapshot", "import", "-", "--format", "jsonl", "--out", copySnap)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if wantMsg := "imported 14 exchanges (12 inbound, 2 outbound) and 216 SQL statements into " + copySnap + "\n"; stdout != wantMsg {
+			t.Errorf("stdout %q, want %q", stdout, wantMsg)
+		}
+		if diff := cmp.Diff(withoutHeader(t, want), withoutHeader(t, exportJSONL(t, copySnap))); diff != "" {
+			t.Errorf("jsonl round trip (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("har via files", func(t *testing.T) {
+		har := filepath.Join(dir, "orders.har")
+		code, stdout, stderr := cliRun(t, "", "snapshot", "export", snap, "-o", har) // format from the extension
+		if code != 0 || stdout != "" {
+			t.Fatalf("export: exit %d, stdout %q: %s", code, stdout, stderr)
+		}
+		copySnap := filepath.Join(dir, "from-har.snap")
+		if code, _, stderr := cliRun(t, "", "snapshot", "import", har, "--out", copySnap); code != 0 {
+			t.Fatalf("import: exit %d: %s", code, stderr)
+		}
+		if diff := cmp.Diff(withoutHeader(t, want), withoutHeader(t, exportJSONL(t, copySnap))); diff != "" {
+			t.Errorf("har round trip (-want +got):\n%s", diff)
+		}
+		// The inventory of the copy equals the original's.
+		_, a, _ := cliRun(t, "", "inspect", snap, "--format", "json")
+		_, b, _ := cliRun(t, "", "inspect", copySnap, "--format", "json")
+		if diff := cmp.Diff(strings.ReplaceAll(a, snap, "X"), strings.ReplaceAll(b, copySnap, "X")); diff != "" {
+			t.Errorf("inspect differs after the har round trip:\n%s", diff)
+		}
+	})
+}
+
+func TestSnapshotImportEndpointRules(t *testing.T) {
+	snap := filepath.Join(t.TempDir(), "rules.snap")
+	code, _, stderr := cliRun(t, "", "snapshot", "import", "testdata/orders.jsonl", "--out", snap,
+		"--endpoint", "GET /orders/{order}", "--endpoint", "* /catalog")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	_, stdout, _ := cliRun(t, "", "inspect", snap)
+	for _, want := range []string{"GET /orders/{order}", "GET /catalog", "GET /orders "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("inspect lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "GET /orders/{id}") {
+		t.Errorf("the rule did not replace GET /orders/{id}:\n%s", stdout)
+	}
+}
+
+func TestSnapshotImportBrowserHAR(t *testing.T) {
+	snap := filepath.Join(t.TempDir(), "chrome.snap")
+	code, stdout, stderr := cliRun(t, "", "snapshot", "import", "../../snapshots/testdata/chrome.har", "--out", snap)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.HasPrefix(stdout, "imported 4 exchanges (4 inbound, 0 outbound)") {
+		t.Errorf("stdout %q", stdout)
+	}
+}
+
+func TestSnapshotErrors(t *testing.T) {
+	dir := t.TempDir()
+	existing := importFixture(t)
+	notJSON := filepath.Join(dir, "notes.har")
+	if err := os.WriteFile(notJSON, []byte("these are notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	badSnap := filepath.Join(dir, "bad.snap")
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+		gone string // a file that must not exist afterwards
+	}{
+		{"no command", []string{"snapshot"}, 2, "snapshot: missing command", ""},
+		{"unknown command", []string{"snapshot", "merge"}, 2, `snapshot: unknown command "merge"`, ""},
+		{"export no args", []string{"snapshot", "export"}, 2, "arg", ""},
+		{"export no format", []string{"snapshot", "export", existing}, 2, "--format is required", ""},
+		{"export bad format", []string{"snapshot", "export", existing, "--format", "csv"}, 2, `unknown --format "csv"`, ""},
+		{"export missing snapshot", []string{"snapshot", "export", filepath.Join(dir, "nope.snap"), "--format", "har"}, 1, "nope.snap: no such file", ""},
+		{"export to a missing dir", []string{"snapshot", "export", existing, "-o", filepath.Join(dir, "no", "x.har")}, 1, "snapshot export", ""},
+		{"import no out", []string{"snapshot", "import", "testdata/orders.jsonl"}, 2, "--out SNAP is required", ""},
+		{"import stdin no format", []string{"snapshot", "import", "-", "--out", badSnap}, 2, "--format is required", ""},
+		{"import bad rule", []string{"snapshot", "import", "testdata/orders.jsonl", "--out", badSnap, "--endpoint", "orders"}, 2, `parse endpoint rule "orders"`, badSnap},
+		{"import missing file", []string{"snapshot", "import", filepath.Join(dir, "nope.jsonl"), "--out", badSnap}, 1, "no such file", badSnap},
+		{"import over a file", []string{"snapshot", "import", "testdata/orders.jsonl", "--out", existing}, 1, "file exists: remove it or choose another path", ""},
+		{"import not har", []string{"snapshot", "import", notJSON, "--out", badSnap}, 1, "snapshot import " + notJSON + ": import har: not a HAR file", badSnap},
+		{"import har as jsonl", []string{"snapshot", "import", "../../snapshots/testdata/chrome.har", "--format", "jsonl", "--out", badSnap}, 1, "line 1: not a replay JSON Lines file", badSnap},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := cliRun(t, "", tt.args...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tt.code, stderr)
+			}
+			if !strings.Contains(stderr, tt.want) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("stderr %q, want one line saying %q", stderr, tt.want)
+			}
+			if tt.gone != "" {
+				if _, err := os.Stat(tt.gone); err == nil {
+					t.Errorf("%s was left behind", tt.gone)
+				}
+			}
+		})
+	}
+	// The existing snapshot is untouched.
+	if _, stdout, _ := cliRun(t, "", "inspect", existing); !strings.Contains(stdout, "14 exchanges") {
+		t.Errorf("existing snapshot changed: %s", stdout)
+	}
+}

@@ -1,0 +1,200 @@
+package mock
+
+import (
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/replaykit/replay/snapshots"
+)
+
+// benchConcurrency is the number of clients in flight in the throughput
+// benchmarks.
+const benchConcurrency = 32
+
+// benchPayload is a typical small JSON answer.
+var benchPayload = []byte(`{"id":42,"name":"widget","price":{"amount":1999,"currency":"EUR"},"tags":["a","b","c"],"description":"` + strings.Repeat("lorem ipsum ", 70) + `"}`)
+
+// benchEnv has an upstream (plain and TLS) and a mock that answers the same
+// paths from a recording of 1000 items per service.
+type benchEnv struct {
+	plainUp, tlsUp *httptest.Server
+	proxy          string
+	ca             *tls.Config // trusts the mock's CA
+}
+
+func newBenchEnv(b *testing.B) *benchEnv {
+	b.Helper()
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(benchPayload)
+	})
+	e := &benchEnv{plainUp: httptest.NewServer(h), tlsUp: httptest.NewTLSServer(h)}
+	b.Cleanup(e.plainUp.Close)
+	b.Cleanup(e.tlsUp.Close)
+	c := testCA(b)
+	var exs []*snapshots.Exchange
+	for i := range 1000 {
+		for _, origin := range []string{"http://api.test", "https://api.test"} {
+			ex := rec(int64(len(exs)+1), "GET", fmt.Sprintf("%s/items/%d?view=full", origin, i), "", "")
+			ex.ResponseHeader = http.Header{"Content-Type": {"application/json"}, "Date": {"Sat, 01 Mar 2025 12:00:00 GMT"}}
+			ex.ResponseBody, ex.ResponseBodySize = benchPayload, int64(len(benchPayload))
+			exs = append(exs, ex)
+		}
+	}
+	s := newServer(b, Config{Exchanges: exs, CA: c})
+	e.proxy = startMock(b, s)
+	e.ca = &tls.Config{RootCAs: c.Pool()}
+	return e
+}
+
+func benchClient(b *testing.B, proxy string, tlsConf *tls.Config) *http.Client {
+	tr := &http.Transport{
+		TLSClientConfig:     tlsConf,
+		MaxIdleConns:        benchConcurrency * 2,
+		MaxIdleConnsPerHost: benchConcurrency * 2,
+		DisableCompression:  true,
+	}
+	if proxy != "" {
+		u, _ := url.Parse(proxy)
+		tr.Proxy = http.ProxyURL(u)
+	}
+	b.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr}
+}
+
+func fetch(c *http.Client, u string) error {
+	resp, err := c.Get(u)
+	if err != nil {
+		return err
+	}
+	n, err := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != 200 || n != int64(len(benchPayload)) {
+		return fmt.Errorf("GET %s: %d, %d bytes", u, resp.StatusCode, n)
+	}
+	return nil
+}
+
+// targets returns the client and the URL maker for one configuration.
+func (e *benchEnv) targets(b *testing.B, via, scheme string) (*http.Client, func(i int) string) {
+	switch {
+	case via == "direct" && scheme == "http":
+		return benchClient(b, "", nil), func(i int) string { return fmt.Sprintf("%s/items/%d?view=full", e.plainUp.URL, i%1000) }
+	case via == "direct":
+		return benchClient(b, "", e.tlsUp.Client().Transport.(*http.Transport).TLSClientConfig),
+			func(i int) string { return fmt.Sprintf("%s/items/%d?view=full", e.tlsUp.URL, i%1000) }
+	default:
+		return benchClient(b, e.proxy, e.ca), func(i int) string { return fmt.Sprintf("%s://api.test/items/%d?view=full", scheme, i%1000) }
+	}
+}
+
+// BenchmarkThroughput: answers per second with benchConcurrency keep-alive
+// clients, straight from the upstream and through the mock.
+func BenchmarkThroughput(b *testing.B) {
+	e := newBenchEnv(b)
+	for _, scheme := range []string{"http", "https"} {
+		for _, via := range []string{"direct", "mock"} {
+			b.Run(via+"-"+scheme, func(b *testing.B) {
+				c, target := e.targets(b, via, scheme)
+				b.SetParallelism(max(1, benchConcurrency/runtime.GOMAXPROCS(0)))
+				cpu0 := cpuTime()
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					i := 0
+					for pb.Next() {
+						i++
+						if err := fetch(c, target(i)); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+				// CPU of the whole process (client, and upstream or mock) per
+				// request: the fair comparison on a shared machine.
+				b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/req")
+			})
+		}
+	}
+}
+
+// cpuTime returns the CPU time the process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkLatency: one client, one request at a time: the mock's latency
+// next to the upstream's (its added latency is the difference).
+func BenchmarkLatency(b *testing.B) {
+	e := newBenchEnv(b)
+	for _, scheme := range []string{"http", "https"} {
+		for _, via := range []string{"direct", "mock"} {
+			b.Run(via+"-"+scheme, func(b *testing.B) {
+				c, target := e.targets(b, via, scheme)
+				if err := fetch(c, target(0)); err != nil { // connection (and TLS) set up
+					b.Fatal(err)
+				}
+				lat := make([]time.Duration, 0, b.N)
+				b.ResetTimer()
+				for i := range b.N {
+					start := time.Now()
+					if err := fetch(c, target(i)); err != nil {
+						b.Fatal(err)
+					}
+					lat = append(lat, time.Since(start))
+				}
+				b.StopTimer()
+				slices.Sort(lat)
+				b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+			})
+		}
+	}
+}
+
+// BenchmarkMatch: the matcher alone over 10,000 recorded exchanges.
+func BenchmarkMatch(b *testing.B) {
+	var exs []*snapshots.Exchange
+	for i := range 10000 {
+		exs = append(exs, rec(int64(i+1), "POST", fmt.Sprintf("https://api.test/items/%d?view=full&ts=1700000000", i),
+			fmt.Sprintf(`{"item":%d,"qty":2,"request_id":"3f2a9c1e-8b7d-4e6f-a5b4-c3d2e1f0a9b8"}`, i), "ok"))
+	}
+	m, err := newMatcher(exs, newVolatility(nil), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cases := []struct{ name, url, body string }{
+		{"exact", "https://api.test/items/5000?view=full&ts=1700000000", `{"item":5000,"qty":2,"request_id":"3f2a9c1e-8b7d-4e6f-a5b4-c3d2e1f0a9b8"}`},
+		{"loose", "https://api.test/items/5000?ts=1800000000&view=full", `{"qty":2,"item":5000,"request_id":"00000000-8b7d-4e6f-a5b4-c3d2e1f0a9b8"}`},
+		{"template", "https://api.test/items/123456?view=full&ts=1700000000", `{"item":5000,"qty":2,"request_id":"3f2a9c1e-8b7d-4e6f-a5b4-c3d2e1f0a9b8"}`},
+		{"miss", "https://api.test/items/5000?view=short", `{"item":5000,"qty":3}`},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			u, _ := url.Parse(c.url)
+			for b.Loop() {
+				q := newRequest("POST", "https", "api.test:443", u, "application/json", []byte(c.body))
+				if en, _ := m.match(&q); en == nil {
+					m.explain(&q)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,157 @@
+package mock
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/elazarl/goproxy"
+)
+
+// newTransport returns the transport to real upstreams: no proxy from the
+// environment (the app's HTTP_PROXY may point at us), bodies left encoded,
+// enough idle connections for a concurrent app.
+func (s *Server) newTransport() *http.Transport {
+	var tlsConf = s.cfg.UpstreamTLS
+	if tlsConf != nil {
+		tlsConf = tlsConf.Clone()
+	}
+	return &http.Transport{
+		DialContext:           s.dial,
+		TLSClientConfig:       tlsConf,
+		DisableCompression:    true,
+		MaxIdleConns:          512,
+		MaxIdleConnsPerHost:   128,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   15 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// mitmTarget is goproxy's UserData for a CONNECT tunnel to a mocked service.
+type mitmTarget struct {
+	service string // normalised host:port
+	addr    string // host:port as in the CONNECT request
+}
+
+func (s *Server) newProxy() *goproxy.ProxyHttpServer {
+	p := goproxy.NewProxyHttpServer()
+	p.Logger = printfLogger{s.log}
+	p.Tr = s.transport
+	p.ConnectDial = nil // dial through Tr.DialContext, not a proxy from the environment
+	p.KeepAcceptEncoding = true
+	p.OnRequest().HandleConnectFunc(s.connect)
+	p.OnRequest().DoFunc(s.intercepted)
+	return p
+}
+
+// connect decides what a CONNECT tunnel gets: interception for a mocked
+// service, a plain tunnel otherwise.
+func (s *Server) connect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
+	svc, err := normService(host, "https")
+	if err == nil && s.mocked[svc] {
+		ctx.UserData = mitmTarget{service: svc, addr: host}
+		return s.cfg.CA.MITM(), host
+	}
+	s.tunnels.Add(1)
+	return &goproxy.ConnectAction{Action: goproxy.ConnectAccept}, host
+}
+
+// intercepted answers a request read from an intercepted tunnel. Plain
+// requests passed through by ServeHTTP come here too and go on unchanged.
+func (s *Server) intercepted(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+	t, ok := ctx.UserData.(mitmTarget)
+	if !ok {
+		return r, nil
+	}
+	scheme := strings.ToLower(r.URL.Scheme)
+	body, err := readBody(r)
+	if err != nil {
+		return r, textReply(http.StatusBadRequest, "error", "replay mock: "+err.Error()+"\n").response(r)
+	}
+	en, me := s.lookup(r, scheme, t.service, body)
+	switch {
+	case me != nil && s.cfg.OnMiss == OnMissPassthrough:
+		s.passthrough.Add(1)
+		r.URL.Host = t.addr // where the app sent it, whatever its Host header says
+		return r, nil
+	case me != nil:
+		return r, missReply(me).response(r)
+	}
+	if err := s.wait(r.Context(), en.ex); err != nil {
+		return r, textReply(http.StatusGatewayTimeout, "error", "replay mock: "+err.Error()+"\n").response(r)
+	}
+	return r, recordedReply(r.Method, en.ex).response(r)
+}
+
+// reverseProxy passes requests for a served service to the real one.
+func (s *Server) reverseProxy(scheme, service string) *httputil.ReverseProxy {
+	target := &url.URL{Scheme: scheme, Host: service}
+	return &httputil.ReverseProxy{
+		Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
+		Transport: s.transport,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			textReply(http.StatusBadGateway, "error", fmt.Sprintf("replay mock: passthrough to %s: %v\n", service, err)).write(w)
+		},
+	}
+}
+
+// printfLogger routes goproxy's messages to slog at debug level.
+type printfLogger struct{ l *slog.Logger }
+
+func (p printfLogger) Printf(format string, v ...any) {
+	if !p.l.Enabled(context.Background(), slog.LevelDebug) {
+		return
+	}
+	p.l.Log(context.Background(), slog.LevelDebug, strings.TrimSpace(fmt.Sprintf(format, v...)), "component", "goproxy")
+}
+
+// hijackTracker hands goproxy the CONNECT connection it hijacks, tracked so
+// that Close can end it.
+type hijackTracker struct {
+	http.ResponseWriter
+	s *Server
+}
+
+func (h *hijackTracker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := http.NewResponseController(h.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	tc := &trackedConn{Conn: c, s: h.s}
+	h.s.connMu.Lock()
+	defer h.s.connMu.Unlock()
+	if h.s.closed {
+		_ = c.Close()
+		return nil, nil, errors.New("mock server closed")
+	}
+	h.s.conns[tc] = struct{}{}
+	return tc, rw, nil
+}
+
+func (h *hijackTracker) Unwrap() http.ResponseWriter { return h.ResponseWriter }
+
+// trackedConn leaves the server's set when closed.
+type trackedConn struct {
+	net.Conn
+	s    *Server
+	once sync.Once
+}
+
+func (c *trackedConn) Close() error {
+	c.once.Do(func() {
+		c.s.connMu.Lock()
+		delete(c.s.conns, c)
+		c.s.connMu.Unlock()
+	})
+	return c.Conn.Close()
+}

@@ -1,0 +1,145 @@
+package mock
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/textproto"
+	"strconv"
+	"strings"
+
+	"github.com/replaykit/replay/snapshots"
+)
+
+// MarkerHeader marks a response the mock made up rather than replayed: its
+// value is "miss" for a mock miss, "recorded-error" when the recording holds
+// a transport failure instead of a response, "truncated" when the recorded
+// body was cut at the recorder's body limit.
+const MarkerHeader = "X-Replay-Mock"
+
+// hopHeaders are hop-by-hop headers (RFC 9110 §7.6.1) that a recorded
+// response must not carry to the client; Content-Length is set anew.
+var hopHeaders = []string{
+	"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
+	"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Content-Length",
+}
+
+// reply is a response ready to send: status, headers and body.
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// recordedReply builds the reply for the recorded exchange e to a request
+// with method: the recorded status, headers and raw body bytes (gzip stays
+// gzip), hop-by-hop headers dropped and Content-Length set to the body.
+func recordedReply(method string, e *snapshots.Exchange) reply {
+	if e.Status == 0 {
+		msg := e.Error
+		if msg == "" {
+			msg = "no response was recorded"
+		}
+		return textReply(http.StatusBadGateway, "recorded-error", "replay mock: the recorded call failed: "+msg+"\n")
+	}
+	h := make(http.Header, len(e.ResponseHeader)+1)
+	for k, vs := range e.ResponseHeader {
+		h[textproto.CanonicalMIMEHeaderKey(k)] = append([]string(nil), vs...)
+	}
+	for _, v := range h["Connection"] {
+		for _, name := range strings.Split(v, ",") {
+			h.Del(strings.TrimSpace(name))
+		}
+	}
+	recordedLength := h.Get("Content-Length")
+	for _, k := range hopHeaders {
+		delete(h, k)
+	}
+	r := reply{status: e.Status, header: h, body: e.ResponseBody}
+	switch {
+	case method == http.MethodHead:
+		// No body; the length of the one a GET would get, as recorded.
+		if recordedLength != "" {
+			h.Set("Content-Length", recordedLength)
+		}
+		r.body = nil
+	case !bodyAllowed(e.Status):
+		r.body = nil
+	default:
+		h.Set("Content-Length", strconv.Itoa(len(r.body)))
+		if e.ResponseTruncated() {
+			h.Set(MarkerHeader, "truncated")
+		}
+	}
+	return r
+}
+
+// bodyAllowed reports whether a response with status may have a body.
+func bodyAllowed(status int) bool {
+	return !(status >= 100 && status < 200 || status == http.StatusNoContent || status == http.StatusNotModified)
+}
+
+// missReply is the 502 a miss gets when OnMiss is "error".
+func missReply(me *MissError) reply {
+	b, _ := json.Marshal(struct {
+		Error       string   `json:"error"`
+		Request     string   `json:"request"`
+		Closest     string   `json:"closest"`
+		Differences []string `json:"differences"`
+	}{"mock miss", me.Request, me.Closest, me.Differences})
+	b = append(b, '\n')
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set(MarkerHeader, "miss")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	return reply{status: http.StatusBadGateway, header: h, body: b}
+}
+
+func textReply(status int, marker, msg string) reply {
+	h := http.Header{}
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set(MarkerHeader, marker)
+	h.Set("Content-Length", strconv.Itoa(len(msg)))
+	return reply{status: status, header: h, body: []byte(msg)}
+}
+
+// write sends r through a ResponseWriter. net/http adds neither a sniffed
+// Content-Type nor a Date the recording did not have.
+func (r reply) write(w http.ResponseWriter) {
+	h := w.Header()
+	for k, vs := range r.header {
+		h[k] = vs
+	}
+	for _, k := range []string{"Content-Type", "Date"} {
+		if _, ok := r.header[k]; !ok {
+			h[k] = nil
+		}
+	}
+	w.WriteHeader(r.status)
+	if len(r.body) > 0 {
+		_, _ = w.Write(r.body) // the client went away; nothing to do
+	}
+}
+
+// response turns r into the *http.Response goproxy writes to an
+// intercepted connection.
+func (r reply) response(req *http.Request) *http.Response {
+	resp := &http.Response{
+		StatusCode:    r.status,
+		Status:        strconv.Itoa(r.status) + " " + http.StatusText(r.status),
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        r.header,
+		Request:       req,
+		ContentLength: int64(len(r.body)),
+		Body:          http.NoBody,
+	}
+	if len(r.body) > 0 {
+		resp.Body = io.NopCloser(bytes.NewReader(r.body))
+	} else if cl := r.header.Get("Content-Length"); cl != "" && req.Method == http.MethodHead {
+		resp.ContentLength, _ = strconv.ParseInt(cl, 10, 64)
+	}
+	return resp
+}

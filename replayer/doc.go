@@ -1,0 +1,77 @@
+// Package replayer drives recorded traffic against one target under a load
+// model, and starts and stops the builds it replays against.
+//
+// # Replaying
+//
+// New takes the snapshot's inbound exchanges (Config.Exchanges), the target's
+// base URL and what to add (Config.Header), and prepares every request once:
+// method, path, query, headers and body as recorded, the target's host,
+// hop-by-hop headers dropped, Content-Length from the body, redacted values
+// ("[REDACTED]") dropped unless Config.Header supplies them. Each request
+// then gets a fresh W3C traceparent whose trace id lands in Result.TraceID.
+// Config.Endpoints filters by endpoint or glob.
+//
+// (*Replayer).Run sends requests under a LoadPlan and hands every result to
+// a ResultSink (*snapshots.RunWriter is one) as it completes; nothing is held,
+// so memory stays bounded however many requests a run sends. The models:
+//
+//   - closed (VUs, Stages): each virtual user sends the next request of the
+//     sequence as soon as its previous one is answered; Stages ramp the users
+//     linearly, k6-style;
+//   - open (Rate): requests start at fixed intended times whatever the target
+//     does; Result.Intended is that time, so Result.Latency counts from it and
+//     a slow target cannot hide behind a slowed-down generator (coordinated
+//     omission). A bounded pool of at most Config.MaxInFlight workers sends
+//     them, so a stalled target cannot make the generator open thousands of
+//     connections;
+//   - as recorded (Speed): requests start at their recorded offsets divided
+//     by Speed.
+//
+// Duration and Iterations bound every model. Run can be called repeatedly on
+// one Replayer: the position in the request sequence carries over, which is
+// how a comparison replays the same requests to two builds in alternating
+// slices (LoadPlan.Slice is stamped on every result).
+//
+// # A stalled target
+//
+// In the open model a target that stops answering holds every worker; the
+// requests due meanwhile wait and go out late, their latency still counted
+// from their intended start (Stats.Late, Stats.MaxLate; Progress.Behind while
+// it lasts). Requests that still cannot be sent when the run's end plus
+// Config.Timeout has passed become failed results with Error "not sent:
+// target stalled", Sent and Done the moment replay gave up (Stats.NotSent).
+// Requests sent but not answered within Config.Timeout fail with an error
+// starting "timeout:".
+//
+// # SQL per request
+//
+// With a Config.SQL counter (*sqlcount.Proxy), Begin and End bracket every
+// request and Result.SQL holds the statements attributed to it. Attribution
+// is exact when the app propagates traceparent into its SQL comments
+// (Config.SQLTraced) or when one request is in flight; so Result.SQLCounted is
+// set only for requests that had the target to themselves, and the explain
+// phase (LoadPlan.Explain, or Explain) replays a few requests of every
+// endpoint one at a time, Phase "explain", before the load.
+//
+// # The HTTP client
+//
+// For http:// targets each worker owns one keep-alive HTTP/1.1 connection
+// and writes each request as one pre-built byte string (h1.go): it costs a
+// fraction of net/http's CPU per request, which matters because the generator
+// shares the machine with the build it measures (docs/benchmarks.md). https
+// targets, and Config.NetHTTP, use net/http with a transport sized to the
+// concurrency, compression off and no proxy from the environment.
+//
+// # Builds
+//
+// StartBuild starts a build given as a shell command after replay's own
+// proxies listen, with Wiring.Environ's environment (PORT, the mock as
+// HTTP_PROXY/HTTPS_PROXY, the CA bundle, the database address rewritten to
+// the SQL counter), waits until it answers HTTP, keeps its output in a log,
+// and (*Process).Stop ends its process group (SIGTERM, then SIGKILL).
+//
+// It does not read flags or the environment (cmd/replay does), does not mock
+// upstreams or count SQL itself (package mock and package sqlcount, wired in
+// through the small interfaces declared here), and does not analyze results
+// (package analyzer).
+package replayer

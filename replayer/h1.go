@@ -1,0 +1,451 @@
+package replayer
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// The fast path: a plain-HTTP/1.1 client in which every worker (a virtual
+// user, an open-model worker) owns one keep-alive connection and writes each
+// request as one pre-built byte string plus its traceparent. It costs a
+// fraction of net/http's CPU per request (docs/benchmarks.md), which matters
+// because the generator shares the machine with the target. https targets
+// go through net/http.
+
+// h1Conn is one keep-alive connection owned by one worker.
+type h1Conn struct {
+	nc      net.Conn
+	br      *bufio.Reader
+	wbuf    []byte
+	scratch [128]byte
+	reused  bool
+	idle    time.Time // when the last response ended
+}
+
+// stale reports whether a connection idle for a while was closed by the
+// server meanwhile (servers close idle keep-alive connections, e.g. Node's
+// after 5s), so that it is not used for a request that cannot be resent.
+func (h *h1Conn) stale() bool {
+	if time.Since(h.idle) < time.Second {
+		return false
+	}
+	h.nc.SetReadDeadline(time.Now())
+	_, err := h.br.Peek(1)
+	var ne net.Error
+	return !errors.As(err, &ne) || !ne.Timeout()
+}
+
+// conn is a worker's client state: its connection, and whether the run's
+// cancellation has aborted it.
+type conn struct {
+	mu      sync.Mutex
+	h1      *h1Conn
+	aborted bool
+	stop    func() bool
+	pool    *connPool
+}
+
+// connPool keeps the connections of workers that ended, so that the next
+// call of Run (the next slice of a comparison) reuses them instead of
+// opening new ones inside its measurements.
+type connPool struct {
+	mu    sync.Mutex
+	conns []*h1Conn
+	max   int
+}
+
+func (p *connPool) get() *h1Conn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.conns); n > 0 {
+		h := p.conns[n-1]
+		p.conns = p.conns[:n-1]
+		return h
+	}
+	return nil
+}
+
+func (p *connPool) put(h *h1Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.conns) >= p.max {
+		h.nc.Close()
+		return
+	}
+	p.conns = append(p.conns, h)
+}
+
+func (p *connPool) closeAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, h := range p.conns {
+		h.nc.Close()
+	}
+	p.conns = nil
+}
+
+// newConn returns a worker's client state, with an idle connection from
+// pool when there is one; canceling ctx aborts the request in flight.
+func newConn(ctx context.Context, pool *connPool) *conn {
+	c := &conn{pool: pool, h1: pool.get()}
+	if c.h1 != nil && c.h1.stale() {
+		c.h1.nc.Close()
+		c.h1 = nil
+	}
+	c.stop = context.AfterFunc(ctx, c.abort)
+	return c
+}
+
+func (c *conn) abort() {
+	c.mu.Lock()
+	c.aborted = true
+	if c.h1 != nil {
+		c.h1.nc.SetDeadline(time.Unix(1, 0))
+	}
+	c.mu.Unlock()
+}
+
+// close hands the connection back to the pool (or closes it when the run
+// was aborted); the worker is done.
+func (c *conn) close() {
+	c.stop()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.h1 == nil {
+		return
+	}
+	if c.aborted {
+		c.h1.nc.Close()
+	} else {
+		c.pool.put(c.h1)
+	}
+	c.h1 = nil
+}
+
+func (c *conn) drop() {
+	c.mu.Lock()
+	if c.h1 != nil {
+		c.h1.nc.Close()
+		c.h1 = nil
+	}
+	c.mu.Unlock()
+}
+
+func (c *conn) dial(ctx context.Context, addr string, deadline time.Time) (*h1Conn, error) {
+	d := net.Dialer{Deadline: deadline, KeepAlive: 30 * time.Second}
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	h := &h1Conn{nc: nc, br: bufio.NewReaderSize(nc, 16<<10)}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.aborted {
+		nc.Close()
+		return nil, context.Canceled
+	}
+	c.h1 = h
+	return h, nil
+}
+
+// h1Template is a request serialized up to its traceparent value.
+type h1Template struct {
+	head       []byte // request line and headers, ending in "Traceparent: "
+	body       []byte
+	head2      bool // a HEAD request: the response has no body
+	idempotent bool // safe to resend on a fresh connection
+}
+
+func newH1Template(t *template) h1Template {
+	b := make([]byte, 0, 256)
+	b = append(b, t.method...)
+	b = append(b, ' ')
+	b = append(b, t.uri...)
+	b = append(b, " HTTP/1.1\r\nHost: "...)
+	b = append(b, t.host...)
+	b = append(b, "\r\n"...)
+	keys := make([]string, 0, len(t.header))
+	for k := range t.header {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, v := range t.header[k] {
+			b = append(b, k...)
+			b = append(b, ": "...)
+			b = append(b, v...)
+			b = append(b, "\r\n"...)
+		}
+	}
+	if len(t.body) > 0 || t.method == "POST" || t.method == "PUT" || t.method == "PATCH" {
+		b = append(b, "Content-Length: "...)
+		b = strconv.AppendInt(b, int64(len(t.body)), 10)
+		b = append(b, "\r\n"...)
+	}
+	b = append(b, "Traceparent: "...)
+	idem := false
+	switch t.method {
+	case "GET", "HEAD", "OPTIONS", "TRACE":
+		idem = true
+	}
+	if _, ok := t.header["Idempotency-Key"]; ok {
+		idem = true
+	}
+	return h1Template{head: b, body: t.body, head2: t.method == "HEAD", idempotent: idem}
+}
+
+// roundTrip sends t with traceparent tp on the worker's connection (dialing
+// one when it has none) and reads the whole response by deadline. A request
+// that fails on a reused connection before any byte of the response is sent
+// again once on a fresh connection when it is idempotent: the server closed
+// an idle connection.
+func (c *conn) roundTrip(ctx context.Context, addr string, t *h1Template, tp string, deadline time.Time) (status int, n int64, err error) {
+	for attempt := 0; ; attempt++ {
+		h := c.h1
+		if h != nil && h.stale() {
+			c.drop()
+			h = nil
+		}
+		if h == nil {
+			if h, err = c.dial(ctx, addr, deadline); err != nil {
+				return 0, 0, err
+			}
+		}
+		h.nc.SetDeadline(deadline)
+		if ctx.Err() != nil {
+			return 0, 0, ctx.Err()
+		}
+		h.wbuf = append(h.wbuf[:0], t.head...)
+		h.wbuf = append(h.wbuf, tp...)
+		h.wbuf = append(h.wbuf, "\r\n\r\n"...)
+		h.wbuf = append(h.wbuf, t.body...)
+		var keep bool
+		var got int
+		if _, err = h.nc.Write(h.wbuf); err == nil {
+			status, n, keep, got, err = h.readResponse(t.head2)
+		}
+		if err == nil {
+			if keep {
+				h.reused = true
+				h.idle = time.Now()
+			} else {
+				c.drop()
+			}
+			return status, n, nil
+		}
+		c.drop()
+		var ne net.Error
+		if !h.reused || got > 0 || attempt > 0 || !t.idempotent || ctx.Err() != nil || (errors.As(err, &ne) && ne.Timeout()) {
+			return 0, 0, err
+		}
+	}
+}
+
+var (
+	errMalformed = errors.New("malformed HTTP response")
+	errClosed    = errors.New("connection closed by the target before a complete response")
+)
+
+// readLine returns the next line without its CRLF; a line longer than the
+// buffer is cut to what fits (only short headers matter here). got counts the
+// bytes read.
+func (h *h1Conn) readLine(got *int) ([]byte, error) {
+	line, err := h.br.ReadSlice('\n')
+	*got += len(line)
+	if errors.Is(err, bufio.ErrBufferFull) {
+		k := copy(h.scratch[:], line)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			line, err = h.br.ReadSlice('\n')
+			*got += len(line)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return h.scratch[:k], nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	line = line[:len(line)-1]
+	if len(line) > 0 && line[len(line)-1] == '\r' {
+		line = line[:len(line)-1]
+	}
+	return line, nil
+}
+
+// readResponse reads one response (after any 1xx) and its body. keep
+// reports whether the connection can carry another request.
+func (h *h1Conn) readResponse(head bool) (status int, n int64, keep bool, got int, err error) {
+	for {
+		line, err := h.readLine(&got)
+		if err != nil {
+			return 0, 0, false, got, readErr(err, got)
+		}
+		if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
+			return 0, 0, false, got, fmt.Errorf("%w: status line %q", errMalformed, truncate(line))
+		}
+		status = int(line[9]-'0')*100 + int(line[10]-'0')*10 + int(line[11]-'0')
+		if status < 100 || status > 999 || (len(line) > 12 && line[12] != ' ') {
+			return 0, 0, false, got, fmt.Errorf("%w: status line %q", errMalformed, truncate(line))
+		}
+		keep = line[7] == '1'
+		cl, chunked := int64(-1), false
+		for {
+			hl, err := h.readLine(&got)
+			if err != nil {
+				return 0, 0, false, got, readErr(err, got)
+			}
+			if len(hl) == 0 {
+				break
+			}
+			colon := bytes.IndexByte(hl, ':')
+			if colon <= 0 {
+				return 0, 0, false, got, fmt.Errorf("%w: header line %q", errMalformed, truncate(hl))
+			}
+			name, value := hl[:colon], bytes.TrimSpace(hl[colon+1:])
+			switch {
+			case asciiEqualFold(name, "Content-Length"):
+				v, perr := strconv.ParseInt(string(value), 10, 64)
+				if perr != nil || v < 0 || (cl >= 0 && v != cl) {
+					return 0, 0, false, got, fmt.Errorf("%w: Content-Length %q", errMalformed, truncate(value))
+				}
+				cl = v
+			case asciiEqualFold(name, "Transfer-Encoding"):
+				chunked = hasToken(value, "chunked")
+			case asciiEqualFold(name, "Connection"):
+				if hasToken(value, "close") {
+					keep = false
+				} else if hasToken(value, "keep-alive") {
+					keep = true
+				}
+			}
+		}
+		if status < 200 {
+			if status == 101 {
+				return 0, 0, false, got, fmt.Errorf("%w: unexpected 101 Switching Protocols", errMalformed)
+			}
+			continue // 100 Continue, 103 Early Hints: the response follows
+		}
+		switch {
+		case head || status == 204 || status == 304:
+		case chunked:
+			n, err = h.readChunked(&got)
+		case cl >= 0:
+			var k int
+			k, err = h.br.Discard(int(cl))
+			n = int64(k)
+			got += k
+			if err != nil {
+				err = readErr(err, got)
+			}
+		default: // the body runs until the server closes the connection
+			n, err = io.Copy(io.Discard, h.br)
+			keep = false
+		}
+		return status, n, keep && err == nil, got, err
+	}
+}
+
+func (h *h1Conn) readChunked(got *int) (int64, error) {
+	var n int64
+	for {
+		line, err := h.readLine(got)
+		if err != nil {
+			return n, readErr(err, *got)
+		}
+		if i := bytes.IndexByte(line, ';'); i >= 0 {
+			line = line[:i]
+		}
+		size, perr := strconv.ParseInt(string(bytes.TrimSpace(line)), 16, 64)
+		if perr != nil || size < 0 {
+			return n, fmt.Errorf("%w: chunk size %q", errMalformed, truncate(line))
+		}
+		if size == 0 {
+			for { // trailer
+				tl, err := h.readLine(got)
+				if err != nil {
+					return n, readErr(err, *got)
+				}
+				if len(tl) == 0 {
+					return n, nil
+				}
+			}
+		}
+		k, err := h.br.Discard(int(size))
+		n += int64(k)
+		*got += k
+		if err != nil {
+			return n, readErr(err, *got)
+		}
+		if crlf, err := h.readLine(got); err != nil || len(crlf) != 0 {
+			if err == nil {
+				err = fmt.Errorf("%w: no CRLF after a chunk", errMalformed)
+			}
+			return n, readErr(err, *got)
+		}
+	}
+}
+
+// readErr describes a read failure.
+func readErr(err error, got int) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		if got == 0 {
+			return fmt.Errorf("%w (no response)", errClosed)
+		}
+		return errClosed
+	}
+	return err
+}
+
+func truncate(b []byte) string {
+	if len(b) > 64 {
+		return string(b[:64]) + "…"
+	}
+	return string(b)
+}
+
+// asciiEqualFold reports whether b equals s ignoring ASCII case.
+func asciiEqualFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(b) {
+		x, y := b[i], s[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// hasToken reports whether the comma-separated list v holds token tok
+// (ASCII case ignored).
+func hasToken(v []byte, tok string) bool {
+	for len(v) > 0 {
+		var item []byte
+		if i := bytes.IndexByte(v, ','); i >= 0 {
+			item, v = v[:i], v[i+1:]
+		} else {
+			item, v = v, nil
+		}
+		if asciiEqualFold(bytes.TrimSpace(item), tok) {
+			return true
+		}
+	}
+	return false
+}

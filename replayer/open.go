@@ -1,0 +1,254 @@
+package replayer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/replaykit/replay/snapshots"
+)
+
+// job is one request of the open or as-recorded model, due at intended.
+type job struct {
+	t        *template
+	intended time.Time
+}
+
+// schedule gives the offset from the start of the call of the n-th request
+// of the call, and the template it sends; the request sequence position is
+// g.
+type schedule struct {
+	offset func(n, g int64) time.Duration
+	pick   func(g int64) *template
+}
+
+// runOpen runs the open and as-recorded models: requests start at intended
+// times whatever the target does. A bounded pool of workers (at most
+// MaxInFlight) sends them; when every worker is busy the scheduler waits and
+// the requests due meanwhile go out late, their latency still counted from
+// their intended start. Requests still unsent when the run's end plus the
+// timeout has passed are recorded as failed with "not sent: target stalled".
+func (r *Replayer) runOpen(ctx context.Context, p LoadPlan, sink ResultSink) Stats {
+	model := p.Model()
+	d, it := p.bounds()
+	limit, total := r.limit(it)
+	sch := r.schedule(p)
+	c := &counters{started: time.Now()}
+	start := c.started
+	rep := startReporter(p, c, d, total)
+
+	// The run ends at its duration, or at the last intended start when it
+	// is bounded by iterations; requests wait for a worker until then plus
+	// the timeout.
+	end := d
+	if limit >= 0 {
+		g0 := r.cursor.Load()
+		last := sch.offset(total-1, g0+total-1)
+		if end == 0 || last < end {
+			end = last
+		}
+	}
+	stallAt := start.Add(end + r.timeout)
+	stall := time.NewTimer(time.Until(stallAt))
+	defer stall.Stop()
+
+	jobs := make(chan job)
+	var wg sync.WaitGroup
+	workers := 0
+	worker := func() {
+		defer wg.Done()
+		cn := newConn(ctx, &r.pool)
+		defer cn.close()
+		for j := range jobs {
+			res := &snapshots.Result{Intended: j.intended}
+			c.enter()
+			c.sentLate(time.Since(j.intended))
+			canceled := r.send(ctx, cn, j.t, res)
+			c.leave()
+			if canceled {
+				continue
+			}
+			emit(c, p, res, sink)
+		}
+	}
+
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	stalled := false
+loop:
+	for n := int64(0); ; n++ {
+		if limit >= 0 && r.cursor.Load() >= limit {
+			break
+		}
+		off := sch.offset(n, r.cursor.Load())
+		if d > 0 && off >= d {
+			break
+		}
+		g, ok := r.claim(limit)
+		if !ok {
+			break
+		}
+		j := job{t: sch.pick(g), intended: start.Add(off)}
+		if stalled {
+			r.notSent(c, p, j, sink)
+			continue
+		}
+		if wait := time.Until(j.intended); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-ctx.Done():
+				break loop
+			case <-timer.C:
+			}
+		}
+		select {
+		case jobs <- j:
+			continue
+		default:
+		}
+		if workers < r.maxInfl {
+			workers++
+			wg.Add(1)
+			go worker()
+			select {
+			case jobs <- j:
+			case <-ctx.Done():
+				break loop
+			}
+			continue
+		}
+		// Every worker is busy: the target is falling behind.
+		c.behind.Store(j.intended.UnixNano())
+		select {
+		case jobs <- j:
+		case <-ctx.Done():
+			break loop
+		case <-stall.C:
+			stalled = true
+			r.notSent(c, p, j, sink)
+		}
+		c.behind.Store(0)
+	}
+	close(jobs)
+	wg.Wait()
+	rep.end()
+	return c.stats(p, model)
+}
+
+// notSent records j as a request that could not be sent: Sent and Done are
+// now, so its latency runs from the intended start to the moment replay gave
+// up on it.
+func (r *Replayer) notSent(c *counters, p LoadPlan, j job, sink ResultSink) {
+	now := time.Now()
+	res := &snapshots.Result{
+		ExchangeID:     j.t.id,
+		Endpoint:       j.t.endpoint,
+		Method:         j.t.method,
+		URL:            j.t.uri,
+		RecordedStatus: j.t.status,
+		Intended:       j.intended,
+		Sent:           now,
+		Done:           now,
+		Error:          errNotSent,
+	}
+	c.notSent.Add(1)
+	emit(c, p, res, sink)
+}
+
+// schedule returns the open or as-recorded model's schedule.
+func (r *Replayer) schedule(p LoadPlan) schedule {
+	n := int64(len(r.templates))
+	if p.Rate.Count > 0 {
+		step := float64(p.Rate.Per) / float64(p.Rate.Count)
+		return schedule{
+			offset: func(i, _ int64) time.Duration { return time.Duration(float64(i) * step) },
+			pick:   func(g int64) *template { return r.templates[g%n] },
+		}
+	}
+	// As recorded: request g of the sequence is the (g mod n)-th in order
+	// of recorded start, in pass g / n; each pass lasts the recorded span
+	// plus one mean gap.
+	order := r.byStart()
+	span, _ := r.recordedSpan()
+	t0 := order[0].start
+	rec := func(g int64) time.Duration {
+		return time.Duration(g/n)*span + order[g%n].start.Sub(t0)
+	}
+	g0 := r.cursor.Load()
+	return schedule{
+		offset: func(_, g int64) time.Duration {
+			return time.Duration(float64(rec(g)-rec(g0)) / p.Speed)
+		},
+		pick: func(g int64) *template { return order[g%n] },
+	}
+}
+
+// byStart returns the templates in order of recorded start.
+func (r *Replayer) byStart() []*template {
+	order := append([]*template(nil), r.templates...)
+	sort.SliceStable(order, func(i, j int) bool { return order[i].start.Before(order[j].start) })
+	return order
+}
+
+// recordedSpan returns the length of one pass of the as-recorded model: from
+// the first recorded start to the last, plus the mean gap between starts.
+func (r *Replayer) recordedSpan() (time.Duration, error) {
+	order := r.byStart()
+	first, last := order[0].start, order[len(order)-1].start
+	if first.IsZero() {
+		return 0, errors.New("replayer: the recorded requests have no start times; use a rate or virtual users instead of a speed")
+	}
+	if len(order) == 1 {
+		return max(order[0].dur, time.Millisecond), nil
+	}
+	sp := last.Sub(first)
+	if sp <= 0 {
+		return 0, fmt.Errorf("replayer: the %d recorded requests all start at the same time; use a rate or virtual users instead of a speed", len(order))
+	}
+	return sp + sp/time.Duration(len(order)-1), nil
+}
+
+// Explain replays up to perEndpoint requests of every endpoint, one at a
+// time, in recorded order, with Phase snapshots.PhaseExplain and the given
+// slice. With nothing else in flight every SQL statement the target runs
+// belongs to the one request, so the counts are exact. It does not move the
+// load's position in the request sequence.
+func (r *Replayer) Explain(ctx context.Context, perEndpoint, slice int, sink ResultSink) (Stats, error) {
+	if perEndpoint <= 0 {
+		return Stats{}, fmt.Errorf("replayer: %w", planErrorf("explain needs a positive number of requests per endpoint, got %d", perEndpoint))
+	}
+	if sink == nil {
+		return Stats{}, errors.New("replayer: nil result sink")
+	}
+	if !r.running.CompareAndSwap(false, true) {
+		return Stats{}, ErrBusy
+	}
+	defer r.running.Store(false)
+	return r.explain(ctx, perEndpoint, slice, sink)
+}
+
+func (r *Replayer) explain(ctx context.Context, perEndpoint, slice int, sink ResultSink) (Stats, error) {
+	p := LoadPlan{Phase: snapshots.PhaseExplain, Slice: slice}
+	c := &counters{started: time.Now()}
+	taken := map[string]int{}
+	cn := newConn(ctx, &r.pool)
+	defer cn.close()
+	for _, t := range r.templates {
+		if taken[t.endpoint] >= perEndpoint {
+			continue
+		}
+		taken[t.endpoint]++
+		res := &snapshots.Result{Intended: time.Now()}
+		c.enter()
+		canceled := r.send(ctx, cn, t, res)
+		c.leave()
+		if canceled || ctx.Err() != nil {
+			return c.stats(p, "explain"), fmt.Errorf("replayer: explain interrupted: %w", ctx.Err())
+		}
+		emit(c, p, res, sink)
+	}
+	return c.stats(p, "explain"), nil
+}

@@ -1,0 +1,230 @@
+package replayer
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/replaykit/replay/snapshots"
+)
+
+func TestOpenRateArrivesAtTheRate(t *testing.T) {
+	tg := newTarget(t, nil)
+	r := newReplayer(t, Config{Target: tg.URL, Exchanges: exchanges(4)})
+	var s sink
+	const rate, secs = 200, 2
+	start := time.Now()
+	st, err := r.Run(context.Background(), LoadPlan{Rate: Rate{Count: rate, Per: time.Second}, Duration: secs * time.Second}, &s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := tg.seen()
+	want := rate * secs
+	if n := len(reqs); n < want*9/10 || n > want*11/10 {
+		t.Fatalf("target saw %d requests, want %d ±10%%", n, want)
+	}
+	// Arrivals per 100ms at the target, summed per 500ms: the load is spread
+	// over the run, not sent in bursts (generous: the machine is shared).
+	buckets := make([]int, secs*10)
+	for _, q := range reqs {
+		if b := int(q.At.Sub(start) / (100 * time.Millisecond)); b >= 0 && b < len(buckets) {
+			buckets[b]++
+		}
+	}
+	for i := 0; i < len(buckets); i += 5 {
+		sum := buckets[i] + buckets[i+1] + buckets[i+2] + buckets[i+3] + buckets[i+4]
+		if sum < rate/2/2 {
+			t.Errorf("arrivals per 100ms %v: %d in the 500ms from %dms, want about %d", buckets, sum, i*100, rate/2)
+		}
+	}
+	if st.Requests != int64(len(s.all())) || st.Model != "open" {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+func TestOpenRateWithIterationsSendsEachRequestOnce(t *testing.T) {
+	tg := newTarget(t, nil)
+	r := newReplayer(t, Config{Target: tg.URL, Exchanges: exchanges(20)})
+	var s sink
+	if _, err := r.Run(context.Background(), LoadPlan{Rate: Rate{Count: 100, Per: time.Second}, Iterations: 1}, &s); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, q := range tg.seen() {
+		got[q.URI]++
+	}
+	if len(got) != 20 || len(tg.seen()) != 20 {
+		t.Errorf("target saw %d requests over %d paths, want each of 20 once", len(tg.seen()), len(got))
+	}
+}
+
+// TestOpenStalledTargetLatencyFromIntendedStart stalls the target for a
+// second in the middle of an open-model run: requests scheduled during the
+// stall cannot go out (every connection is held), so they are sent late, and
+// their latency, counted from the intended start, shows the stall even
+// though the target answers them quickly.
+func TestOpenStalledTargetLatencyFromIntendedStart(t *testing.T) {
+	var start time.Time
+	stallFrom, stallTo := 500*time.Millisecond, 1500*time.Millisecond
+	tg := newTarget(t, func(at time.Time) {
+		if el := at.Sub(start); el >= stallFrom && el < stallTo {
+			time.Sleep(stallTo - el)
+		}
+	})
+	r := newReplayer(t, Config{Target: tg.URL, Exchanges: exchanges(4), MaxInFlight: 4})
+	var s sink
+	var maxBehind time.Duration
+	var mu sync.Mutex
+	start = time.Now()
+	st, err := r.Run(context.Background(), LoadPlan{
+		Rate: Rate{Count: 100, Per: time.Second}, Duration: 2 * time.Second,
+		ProgressInterval: 50 * time.Millisecond,
+		Progress: func(p Progress) {
+			mu.Lock()
+			maxBehind = max(maxBehind, p.Behind)
+			mu.Unlock()
+		},
+	}, &s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var during, slow, quickService int
+	for _, x := range s.all() {
+		if x.Failed() {
+			t.Errorf("result failed: %+v", x)
+		}
+		at := x.Intended.Sub(start)
+		if at < stallFrom+100*time.Millisecond || at >= stallTo-200*time.Millisecond {
+			continue
+		}
+		during++
+		if x.Latency() >= 200*time.Millisecond {
+			slow++
+		}
+		if x.ServiceTime() < 100*time.Millisecond {
+			quickService++
+		}
+	}
+	if during < 50 {
+		t.Fatalf("only %d requests intended during the stall, want ~70", during)
+	}
+	if slow < during*9/10 {
+		t.Errorf("%d of %d requests intended during a 1s stall had latency ≥ 200ms from intended start; want nearly all", slow, during)
+	}
+	if quickService < during/2 {
+		t.Errorf("%d of %d requests intended during the stall had a quick service time; want most (they were sent late, after the stall)", quickService, during)
+	}
+	if st.Late < int64(during/2) || st.MaxLate < 300*time.Millisecond {
+		t.Errorf("stats late %d max %s; want the requests held back by the stall counted late", st.Late, st.MaxLate)
+	}
+	if maxBehind < 300*time.Millisecond {
+		t.Errorf("progress showed the scheduler at most %s behind during a 1s stall", maxBehind)
+	}
+}
+
+// TestOpenTargetThatNeverAnswers: requests time out, and those that could
+// never be sent are recorded as failed "not sent: target stalled".
+func TestOpenTargetThatNeverAnswers(t *testing.T) {
+	release := make(chan struct{})
+	tg := newTarget(t, nil)
+	tg.holdCtx = func(ctx context.Context) {
+		select {
+		case <-release:
+		case <-ctx.Done(): // the replayer gave up on it
+		}
+	}
+	defer close(release)
+	r := newReplayer(t, Config{Target: tg.URL, Exchanges: exchanges(3), MaxInFlight: 2, Timeout: 300 * time.Millisecond})
+	var s sink
+	st, err := r.Run(context.Background(), LoadPlan{Rate: Rate{Count: 50, Per: time.Second}, Duration: 500 * time.Millisecond}, &s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := s.all()
+	if len(res) != 25 {
+		t.Errorf("%d results, want 25 (50/s for 500ms), sent or not", len(res))
+	}
+	var timeouts, notSent int
+	for _, x := range res {
+		switch {
+		case strings.HasPrefix(x.Error, "timeout"):
+			timeouts++
+		case x.Error == "not sent: target stalled":
+			notSent++
+			if x.Latency() < 300*time.Millisecond {
+				t.Errorf("a request not sent has latency %s from its intended start; want at least the timeout", x.Latency())
+			}
+		default:
+			t.Errorf("unexpected result %+v", x)
+		}
+		if !x.Failed() {
+			t.Errorf("result did not fail: %+v", x)
+		}
+	}
+	if timeouts == 0 || notSent == 0 || st.NotSent != int64(notSent) || st.Failures != 25 {
+		t.Errorf("timeouts %d, not sent %d, stats %+v", timeouts, notSent, st)
+	}
+	if st.MaxInFlight > 2 {
+		t.Errorf("%d requests in flight at once; the cap is 2", st.MaxInFlight)
+	}
+}
+
+func TestOpenModelCapsInFlight(t *testing.T) {
+	tg := newTarget(t, func(time.Time) { time.Sleep(150 * time.Millisecond) })
+	r := newReplayer(t, Config{Target: tg.URL, Exchanges: exchanges(3), MaxInFlight: 3})
+	var s sink
+	st, err := r.Run(context.Background(), LoadPlan{Rate: Rate{Count: 100, Per: time.Second}, Duration: 500 * time.Millisecond}, &s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := tg.maxConcurrency(); c != 3 {
+		t.Errorf("target saw at most %d concurrent requests; want the cap, 3", c)
+	}
+	if st.Late == 0 || len(s.all()) != 50 {
+		t.Errorf("late %d, results %d; want requests held back by the cap counted late, and all 50 results", st.Late, len(s.all()))
+	}
+}
+
+func TestSpeedReproducesRecordedOffsetsScaled(t *testing.T) {
+	tg := newTarget(t, nil)
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	offsets := []time.Duration{0, 200 * time.Millisecond, 600 * time.Millisecond, 1000 * time.Millisecond, 1100 * time.Millisecond}
+	var ex []*snapshots.Exchange
+	for i, off := range offsets {
+		e := exchanges(len(offsets))[i]
+		e.Start = t0.Add(off)
+		ex = append(ex, e)
+	}
+	r := newReplayer(t, Config{Target: tg.URL, Exchanges: ex})
+	var s sink
+	start := time.Now()
+	if _, err := r.Run(context.Background(), LoadPlan{Speed: 2}, &s); err != nil {
+		t.Fatal(err)
+	}
+	reqs := tg.seen()
+	if len(reqs) != len(offsets) {
+		t.Fatalf("target saw %d requests, want %d", len(reqs), len(offsets))
+	}
+	for i, q := range reqs {
+		want := offsets[i] / 2
+		got := q.At.Sub(start)
+		if got < want-5*time.Millisecond || got > want+80*time.Millisecond {
+			t.Errorf("request %d arrived at +%s, want +%s (recorded +%s at speed 2)", i, got, want, offsets[i])
+		}
+	}
+}
+
+func TestSpeedNeedsRecordedTimes(t *testing.T) {
+	tg := newTarget(t, nil)
+	ex := exchanges(3)
+	for _, e := range ex {
+		e.Start = time.Time{}
+	}
+	r := newReplayer(t, Config{Target: tg.URL, Exchanges: ex})
+	_, err := r.Run(context.Background(), LoadPlan{Speed: 1}, &sink{})
+	if err == nil || !strings.Contains(err.Error(), "no start times") {
+		t.Errorf("err = %v, want one about missing start times", err)
+	}
+}

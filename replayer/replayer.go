@@ -1,0 +1,267 @@
+package replayer
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/replaykit/replay/snapshots"
+)
+
+// ResultSink receives every replayed request as it completes;
+// *snapshots.RunWriter is one. Add must be safe for concurrent use and must
+// not block for long: it is called from the load generator's workers.
+type ResultSink interface {
+	Add(r *snapshots.Result)
+}
+
+// SQLCounter is told when a replayed request starts and ends, and returns the
+// SQL statements attributed to it; *sqlcount.Proxy is one.
+type SQLCounter interface {
+	Begin(id int64, traceID string)
+	End(id int64) []snapshots.SQLCount
+}
+
+// MissCounter counts the requests a mock could not answer; *mock.Server is
+// one.
+type MissCounter interface {
+	Misses() int64
+}
+
+// Defaults for a zero Config.
+const (
+	// DefaultTimeout bounds one request, from its send to the last byte of
+	// its response.
+	DefaultTimeout = 30 * time.Second
+	// DefaultMaxInFlight caps the requests in flight, and so the connections
+	// to the target.
+	DefaultMaxInFlight = 1000
+)
+
+// Redacted is the value the recorder stores in place of a redacted header.
+// Such a header is dropped when replayed, unless Config.Header supplies it.
+const Redacted = "[REDACTED]"
+
+// Config configures a Replayer. The zero value of every field but Target and
+// Exchanges is useful.
+type Config struct {
+	// Target is the base URL requests go to, e.g. "http://127.0.0.1:8080";
+	// its scheme and host replace the recorded ones. A path prefix, if any,
+	// is prepended to the recorded paths.
+	Target string
+	// Exchanges are the recorded inbound exchanges to replay, in the order
+	// they are to be sent (as snapshots.Snapshot.Exchanges yields them).
+	// Outbound exchanges are ignored.
+	Exchanges []*snapshots.Exchange
+	// Endpoints, when not empty, selects the exchanges to replay: an entry
+	// is an endpoint ("GET /orders/{id}"), a glob over endpoints in which
+	// "*" matches any run of characters and "?" one ("GET /orders*"), or a
+	// path glob matched against the endpoint's path ("/orders/*").
+	Endpoints []string
+	// Header is added to every request, replacing recorded values of the
+	// same name. It may supply values of redacted headers. A "Host" entry
+	// sets the Host header; otherwise it is the target's host.
+	Header http.Header
+	// Timeout bounds each request, from send to the last byte of the
+	// response; zero means DefaultTimeout.
+	Timeout time.Duration
+	// MaxInFlight caps the requests in flight and the connections to the
+	// target; zero means DefaultMaxInFlight. The closed model's virtual
+	// users and the open model's workers never exceed it.
+	MaxInFlight int
+	// SQL, when set, counts the SQL statements of each request.
+	SQL SQLCounter
+	// SQLTraced says the target propagates each request's traceparent into
+	// its SQL comments (sqlcommenter), so that the counter attributes
+	// statements exactly under any concurrency. When false, a load-phase
+	// request's statements count (Result.SQLCounted) only if no other
+	// request was in flight at any time during it.
+	SQLTraced bool
+	// NetHTTP sends plain-http requests through Go's net/http client instead
+	// of replay's own HTTP/1.1 client (which costs a fraction of the CPU per
+	// request); https targets always use net/http.
+	NetHTTP bool
+	// TLS configures connections to an https target; nil uses the system
+	// roots.
+	TLS *tls.Config
+	// Logger receives diagnostics; nil discards.
+	Logger *slog.Logger
+}
+
+// Replayer sends recorded requests to one target. Run may be called
+// repeatedly (each call a slice of a comparison); the position in the
+// request sequence carries over from one call to the next. A Replayer must
+// not run two plans at once.
+type Replayer struct {
+	cfg       Config
+	target    *url.URL
+	templates []*template
+	transport *http.Transport
+	raw       bool   // plain http: the fast HTTP/1.1 path (h1.go)
+	addr      string // host:port to dial on the fast path
+	timeout   time.Duration
+	maxInfl   int
+	log       *slog.Logger
+
+	// cursor is the number of requests of the sequence taken so far; request
+	// g of the sequence is templates[g % len(templates)], pass g / len.
+	cursor atomic.Int64
+	// pool keeps idle fast-path connections between calls of Run.
+	pool connPool
+	// running guards against concurrent Run calls.
+	running atomic.Bool
+
+	// alone tells whether a request had the target to itself (for
+	// SQLCounted); used only with a counter.
+	alone aloneTracker
+}
+
+// ErrNoRequests is returned by New when no recorded inbound request is left
+// to replay (none recorded, or none matching Config.Endpoints).
+var ErrNoRequests = errors.New("no recorded inbound request to replay")
+
+// ErrBusy is returned by Run when the Replayer is already running a plan.
+var ErrBusy = errors.New("replayer is already running")
+
+// New validates cfg and prepares a request template for every exchange.
+func New(cfg Config) (*Replayer, error) {
+	u, err := parseTarget(cfg.Target)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Timeout < 0 {
+		return nil, fmt.Errorf("replayer: negative timeout %s", cfg.Timeout)
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxInFlight < 0 {
+		return nil, fmt.Errorf("replayer: negative max in-flight %d", cfg.MaxInFlight)
+	}
+	if cfg.MaxInFlight == 0 {
+		cfg.MaxInFlight = DefaultMaxInFlight
+	}
+	filter, err := newEndpointFilter(cfg.Endpoints)
+	if err != nil {
+		return nil, err
+	}
+	header := canonical(cfg.Header)
+	var tmpls []*template
+	seen := map[string]bool{}
+	for _, e := range cfg.Exchanges {
+		if e == nil || (e.Direction != "" && e.Direction != snapshots.Inbound) {
+			continue
+		}
+		t, err := newTemplate(e, u, header)
+		if err != nil {
+			return nil, err
+		}
+		seen[t.endpoint] = true
+		if !filter.match(t.endpoint) {
+			continue
+		}
+		tmpls = append(tmpls, t)
+	}
+	if len(tmpls) == 0 {
+		if len(cfg.Endpoints) > 0 && len(seen) > 0 {
+			return nil, fmt.Errorf("replayer: %w: --endpoint %s matches none of %s", ErrNoRequests,
+				strings.Join(cfg.Endpoints, ", "), strings.Join(sortedKeys(seen), ", "))
+		}
+		return nil, fmt.Errorf("replayer: %w", ErrNoRequests)
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	addr := u.Host
+	if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), "80")
+	}
+	r := &Replayer{
+		raw:       u.Scheme == "http" && !cfg.NetHTTP,
+		addr:      addr,
+		cfg:       cfg,
+		target:    u,
+		templates: tmpls,
+		transport: newTransport(cfg),
+		timeout:   cfg.Timeout,
+		maxInfl:   cfg.MaxInFlight,
+		log:       logger,
+		pool:      connPool{max: cfg.MaxInFlight},
+	}
+	return r, nil
+}
+
+// newTransport returns an HTTP client transport sized for the concurrency:
+// Go's default of 2 idle connections per host loses most of a generator's
+// throughput.
+func newTransport(cfg Config) *http.Transport {
+	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	return &http.Transport{
+		Proxy:                 nil, // never the environment's proxy: the target is addressed directly
+		DialContext:           d.DialContext,
+		TLSClientConfig:       cfg.TLS,
+		TLSHandshakeTimeout:   10 * time.Second,
+		MaxIdleConns:          0,
+		MaxIdleConnsPerHost:   cfg.MaxInFlight,
+		MaxConnsPerHost:       cfg.MaxInFlight,
+		IdleConnTimeout:       90 * time.Second,
+		DisableCompression:    true, // send what was recorded, count bytes as sent on the wire
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+func parseTarget(s string) (*url.URL, error) {
+	if s == "" {
+		return nil, errors.New("replayer: no target URL")
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("replayer: target %q: %w", s, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("replayer: target %q: want an http:// or https:// URL with a host", s)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("replayer: target %q: a query or fragment is not allowed", s)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	u.RawPath = ""
+	return u, nil
+}
+
+// Target returns the target URL.
+func (r *Replayer) Target() string { return r.target.String() }
+
+// Requests returns the number of recorded requests in one pass, after
+// filtering.
+func (r *Replayer) Requests() int { return len(r.templates) }
+
+// Endpoints returns the endpoints replayed, sorted.
+func (r *Replayer) Endpoints() []string {
+	m := map[string]bool{}
+	for _, t := range r.templates {
+		m[t.endpoint] = true
+	}
+	return sortedKeys(m)
+}
+
+// Position returns how many requests of the sequence Run has taken so far
+// (across calls); the next one is request Position() % Requests().
+func (r *Replayer) Position() int64 { return r.cursor.Load() }
+
+// Close closes idle connections to the target. Connections stay open
+// between calls of Run (each call a slice of a comparison), so that no slice
+// pays for connecting.
+func (r *Replayer) Close() error {
+	r.transport.CloseIdleConnections()
+	r.pool.closeAll()
+	return nil
+}

@@ -1,0 +1,308 @@
+package replayer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/replaykit/replay/snapshots"
+)
+
+// template is a recorded request prepared once, so that sending it costs as
+// little as possible.
+type template struct {
+	id       int64 // recorded exchange id
+	endpoint string
+	method   string
+	url      *url.URL // target scheme and host, recorded path and query; shared, read-only
+	uri      string   // path and query, for Result.URL
+	host     string   // Host header
+	header   http.Header
+	body     []byte
+	status   int           // recorded status
+	start    time.Time     // recorded start, for the as-recorded model
+	dur      time.Duration // recorded duration
+	h1       h1Template    // the request serialized, for the fast path
+}
+
+// hopHeaders are connection-level headers that a proxy or client never
+// forwards (RFC 9110 §7.6.1), plus those the client computes itself.
+var hopHeaders = []string{
+	"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
+	"Te", "Trailer", "Transfer-Encoding", "Upgrade",
+	"Content-Length", "Host", "Traceparent", "Tracestate",
+}
+
+func newTemplate(e *snapshots.Exchange, target *url.URL, override http.Header) (*template, error) {
+	ru, err := url.Parse(e.URL)
+	if err != nil {
+		return nil, fmt.Errorf("replayer: exchange %d: url %q: %w", e.ID, e.URL, err)
+	}
+	u := *target
+	u.Path = target.Path + ru.Path
+	if ru.RawPath != "" {
+		u.RawPath = target.Path + ru.RawPath
+	}
+	if u.Path == "" {
+		u.Path = "/"
+	}
+	u.RawQuery = ru.RawQuery
+	u.Fragment = ""
+	method := e.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	endpoint := e.Endpoint
+	if endpoint == "" {
+		endpoint = snapshots.Endpoint(method, ru.Path, nil)
+	}
+	t := &template{
+		id:       e.ID,
+		endpoint: endpoint,
+		method:   method,
+		url:      &u,
+		uri:      u.RequestURI(),
+		host:     target.Host,
+		header:   requestHeader(e.RequestHeader, override),
+		body:     e.RequestBody,
+		status:   e.Status,
+		start:    e.Start,
+		dur:      e.Duration,
+	}
+	if h := override.Get("Host"); h != "" {
+		t.host = h
+	}
+	t.h1 = newH1Template(t)
+	return t, nil
+}
+
+// requestHeader returns the recorded header without hop-by-hop headers,
+// computed ones and unsupplied redacted values, with override applied.
+func requestHeader(rec, override http.Header) http.Header {
+	h := make(http.Header, len(rec)+len(override))
+	for k, vs := range rec {
+		if !validHeaderName(k) {
+			continue
+		}
+		var keep []string
+		for _, v := range vs {
+			if v != Redacted && validHeaderValue(v) {
+				keep = append(keep, v)
+			}
+		}
+		if len(keep) > 0 {
+			h[http.CanonicalHeaderKey(k)] = keep
+		}
+	}
+	// Headers named by Connection are hop-by-hop too.
+	for _, v := range h["Connection"] {
+		for _, name := range strings.Split(v, ",") {
+			h.Del(strings.TrimSpace(name))
+		}
+	}
+	for _, k := range hopHeaders {
+		delete(h, k)
+	}
+	for k, vs := range override {
+		if k == "Host" {
+			continue
+		}
+		h[k] = vs
+	}
+	return h
+}
+
+// validHeaderName reports whether k is an HTTP token.
+func validHeaderName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := range len(k) {
+		c := k[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// validHeaderValue reports whether v can be sent as a header value.
+func validHeaderValue(v string) bool {
+	return !strings.ContainsAny(v, "\r\n\x00")
+}
+
+// canonical returns h with canonical keys, so that overrides replace
+// recorded values whatever their spelling.
+func canonical(h http.Header) http.Header {
+	out := make(http.Header, len(h))
+	for k, vs := range h {
+		ck := http.CanonicalHeaderKey(k)
+		out[ck] = append(out[ck], vs...)
+	}
+	return out
+}
+
+// newTraceparent returns a fresh W3C traceparent (version 00, sampled) and
+// its trace id.
+func newTraceparent() (tp, traceID string, id int64) {
+	const hexdigits = "0123456789abcdef"
+	var b [55]byte
+	copy(b[:], "00-")
+	hi, lo, span := rand.Uint64(), rand.Uint64(), rand.Uint64()|1
+	if hi == 0 && lo == 0 {
+		lo = 1
+	}
+	put := func(at int, v uint64) {
+		for i := 15; i >= 0; i-- {
+			b[at+i] = hexdigits[v&0xf]
+			v >>= 4
+		}
+	}
+	put(3, hi)
+	put(19, lo)
+	b[35] = '-'
+	put(36, span)
+	copy(b[52:], "-01")
+	tp = string(b[:])
+	id = int64(lo >> 1)
+	if id == 0 {
+		id = 1
+	}
+	return tp, tp[3:35], id
+}
+
+// errNotSent is the error of a request the open model could not send before
+// the run's end plus the timeout, because the target held every connection.
+const errNotSent = "not sent: target stalled"
+
+// send replays t and fills res (everything but Phase, Slice and Intended).
+// It reports whether the run's own cancellation cut the request short, in
+// which case res is not a measurement.
+func (r *Replayer) send(ctx context.Context, c *conn, t *template, res *snapshots.Result) (canceled bool) {
+	tp, traceID, id := newTraceparent()
+	res.ExchangeID = t.id
+	res.Endpoint = t.endpoint
+	res.Method = t.method
+	res.URL = t.uri
+	res.RecordedStatus = t.status
+	res.TraceID = traceID
+
+	counting := r.cfg.SQL != nil
+	var w window
+	if counting {
+		w = r.alone.begin()
+		r.cfg.SQL.Begin(id, traceID)
+	}
+	var err error
+	if r.raw {
+		res.Sent = time.Now()
+		res.Status, res.Bytes, err = c.roundTrip(ctx, r.addr, &t.h1, tp, res.Sent.Add(r.timeout))
+		res.Done = time.Now()
+	} else {
+		res.Status, res.Bytes, err = r.sendNetHTTP(ctx, t, tp, res)
+	}
+	if counting {
+		alone := r.alone.end(w)
+		res.SQL = r.cfg.SQL.End(id)
+		res.SQLCounted = alone || r.cfg.SQLTraced
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return true
+		}
+		res.Status = 0
+		var ne net.Error
+		if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+			res.Error = fmt.Sprintf("timeout: no complete response within %s", r.timeout)
+		} else {
+			res.Error = err.Error()
+		}
+	}
+	return false
+}
+
+// sendNetHTTP sends t through net/http (https targets); it sets res.Sent
+// and res.Done.
+func (r *Replayer) sendNetHTTP(ctx context.Context, t *template, tp string, res *snapshots.Result) (status int, n int64, err error) {
+	h := make(http.Header, len(t.header)+1)
+	for k, vs := range t.header {
+		h[k] = vs
+	}
+	h["Traceparent"] = []string{tp}
+	req := http.Request{
+		Method:        t.method,
+		URL:           t.url,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        h,
+		Host:          t.host,
+		ContentLength: int64(len(t.body)),
+	}
+	if len(t.body) > 0 {
+		body := t.body
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	rctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	res.Sent = time.Now()
+	resp, err := r.transport.RoundTrip(req.WithContext(rctx))
+	if err == nil {
+		status = resp.StatusCode
+		n, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	res.Done = time.Now()
+	return status, n, err
+}
+
+// aloneTracker tells whether a request had the target to itself: no other
+// request in flight when it started, and none started before it ended.
+type aloneTracker struct {
+	mu       sync.Mutex
+	inflight int
+	epoch    int64
+}
+
+// window is one request's view of the tracker.
+type window struct {
+	alone bool
+	epoch int64
+}
+
+func (a *aloneTracker) begin() window {
+	a.mu.Lock()
+	a.inflight++
+	a.epoch++
+	w := window{alone: a.inflight == 1, epoch: a.epoch}
+	a.mu.Unlock()
+	return w
+}
+
+func (a *aloneTracker) end(w window) bool {
+	a.mu.Lock()
+	alone := w.alone && a.epoch == w.epoch
+	a.inflight--
+	a.mu.Unlock()
+	return alone
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

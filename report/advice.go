@@ -1,0 +1,305 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/replaykit/replay/analyzer"
+)
+
+// Settings keys the reports read from snapshots.RunInfo.Settings, when the
+// replayer sets them. "load" wins over the others as the description of
+// the load; "cmd" names a build started as a command.
+const (
+	SettingLoad       = "load"       // e.g. "closed model, 8 VUs, 30s"
+	SettingVUs        = "vus"        // e.g. "8"
+	SettingRate       = "rate"       // e.g. "200/s"
+	SettingDuration   = "duration"   // e.g. "30s"
+	SettingIterations = "iterations" // e.g. "2"
+	SettingCmd        = "cmd"        // e.g. "APP_SLOW=1 ./orders"
+)
+
+// quoter marks up code: backticks in Markdown, nothing in text.
+type quoter func(string) string
+
+func backticks(s string) string { return "`" + strings.ReplaceAll(s, "`", "'") + "`" }
+func plain(s string) string     { return s }
+
+// loadText describes the load model from a run's settings; "" when the
+// settings say nothing about it.
+func loadText(settings map[string]string) string {
+	if s := settings[SettingLoad]; s != "" {
+		return s
+	}
+	var parts []string
+	if v := settings[SettingVUs]; v != "" {
+		parts = append(parts, v+" VUs")
+	}
+	if v := settings[SettingRate]; v != "" {
+		if !strings.Contains(v, "/") {
+			v += "/s"
+		}
+		parts = append(parts, v)
+	}
+	if v := settings[SettingIterations]; v != "" {
+		parts = append(parts, v+" iterations")
+	}
+	if v := settings[SettingDuration]; v != "" {
+		parts = append(parts, "for "+v)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// build names what a run replayed against: its command, else its target.
+func build(s *analyzer.Summary, q quoter) string {
+	if c := s.Info.Settings[SettingCmd]; c != "" {
+		return q(c)
+	}
+	if s.Info.Target != "" {
+		return q(s.Info.Target)
+	}
+	if s.Info.Name != "" {
+		return s.Info.Name
+	}
+	return "(unnamed build)"
+}
+
+// runRan says what a run did.
+func runRan(s *analyzer.Summary, q quoter) string {
+	var parts []string
+	if s.Info.Snapshot != "" {
+		parts = append(parts, "snapshot "+q(s.Info.Snapshot)+" against "+build(s, q))
+	} else {
+		parts = append(parts, build(s, q))
+	}
+	if l := loadText(s.Info.Settings); l != "" {
+		parts = append(parts, l)
+	}
+	o := s.Overall
+	parts = append(parts, fmt.Sprintf("%s requests in %s (%s req/s)", count(o.Requests), seconds(s.Duration), rate(o.TPS)))
+	return strings.Join(parts, "; ")
+}
+
+// runOutcome says whether a run passed, in one line.
+func runOutcome(r *RunReport, q quoter) string {
+	o := r.Summary.Overall
+	success := fmt.Sprintf("success rate %s (%s of %s requests failed)", analyzer.FormatPercent(o.SuccessRate), count(o.Failed), count(o.Requests))
+	var missed []string
+	for _, g := range r.Goals {
+		if !g.Passed {
+			missed = append(missed, q(g.Goal))
+		}
+	}
+	switch {
+	case len(missed) > 0:
+		return fmt.Sprintf("❌ Failed: %d of %s missed (%s); %s", len(missed), plural(len(r.Goals), "goal"), strings.Join(missed, ", "), success)
+	case len(r.Goals) > 0:
+		return fmt.Sprintf("✅ Passed: %s met; %s", plural(len(r.Goals), "goal"), success)
+	}
+	return "✅ Passed (no goals set); " + success
+}
+
+// runNext says what to do after a run.
+func runNext(r *RunReport, q quoter) []string {
+	var next []string
+	for _, g := range r.Goals {
+		switch {
+		case g.Passed:
+		case g.Reason != "":
+			next = append(next, fmt.Sprintf("Fix goal %s: %s.", q(g.Goal), g.Reason))
+		default:
+			next = append(next, fmt.Sprintf("Bring %s within %s (now %s).", q(g.Goal), g.Expected, actual(g)))
+		}
+	}
+	s := r.Summary
+	if o := s.Overall; o.Failed > 0 {
+		var worst *analyzer.EndpointSummary
+		for _, e := range s.Endpoints {
+			if worst == nil || e.Failed > worst.Failed {
+				worst = e
+			}
+		}
+		next = append(next, fmt.Sprintf("Look at the %s failed requests: %s.", count(o.Failed), failureList(worst)))
+	}
+	if m := s.Info.MockMisses; m > 0 {
+		next = append(next, fmt.Sprintf("%d upstream calls had no recorded answer: record a fresh snapshot that covers them, or stop mocking that upstream.", m))
+	}
+	if !s.Overall.SQL.Counted() {
+		next = append(next, "SQL was not counted: put sqlcount in front of the database (--postgres LISTEN=HOST:PORT) to see statements per request.")
+	}
+	if len(next) == 0 {
+		if len(r.Goals) == 0 {
+			return []string{"Nothing to fix. Add goals (--goal 'p95<500ms', --goal 'GET /orders: sql<=5') to gate on them."}
+		}
+		return []string{"Nothing to fix: every goal is met."}
+	}
+	return next
+}
+
+// failureList names an endpoint's commonest failures: "GET /orders: 503
+// Service Unavailable ×40, timeout ×2".
+func failureList(e *analyzer.EndpointSummary) string {
+	var kinds []string
+	for _, f := range e.Failures[:min(3, len(e.Failures))] {
+		kinds = append(kinds, fmt.Sprintf("%s ×%d", f, f.Count))
+	}
+	return e.Endpoint + ": " + strings.Join(kinds, ", ")
+}
+
+// endpointsWith lists the endpoints with verdict v.
+func endpointsWith(c *analyzer.Comparison, v analyzer.Verdict) []string {
+	var out []string
+	for _, e := range c.Endpoints {
+		if e.Verdict == v {
+			out = append(out, e.Endpoint)
+		}
+	}
+	return out
+}
+
+// list joins names: "A", "A and B", "A, B and 3 more".
+func list(names []string) string {
+	switch {
+	case len(names) == 1:
+		return names[0]
+	case len(names) == 2:
+		return names[0] + " and " + names[1]
+	case len(names) > 3:
+		return strings.Join(names[:2], ", ") + fmt.Sprintf(" and %d more", len(names)-2)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// comparisonRan says what was compared.
+func comparisonRan(c *analyzer.Comparison, q quoter) string {
+	b, k := c.Baseline, c.Candidate
+	var parts []string
+	if b.Info.Snapshot != "" {
+		parts = append(parts, "snapshot "+q(b.Info.Snapshot))
+	}
+	parts = append(parts, "baseline "+build(b, q)+" vs candidate "+build(k, q))
+	if l := loadText(b.Info.Settings); l != "" {
+		parts = append(parts, l)
+	}
+	if c.Method == analyzer.MethodPairedSlices {
+		parts = append(parts, fmt.Sprintf("interleaved in %d slice pairs", c.SlicePairs))
+	} else {
+		parts = append(parts, "runs compared as separate runs (not interleaved)")
+	}
+	parts = append(parts, fmt.Sprintf("%s + %s requests in %s + %s", count(b.Overall.Requests), count(k.Overall.Requests), seconds(b.Duration), seconds(k.Duration)))
+	return strings.Join(parts, "; ")
+}
+
+// comparisonOutcome is the verdict in one line.
+func comparisonOutcome(r *ComparisonReport, q quoter) string {
+	c := r.Comparison
+	var missed []string
+	for _, g := range r.Goals {
+		if !g.Passed {
+			missed = append(missed, q(g.Goal))
+		}
+	}
+	goals := ""
+	if len(missed) > 0 {
+		goals = fmt.Sprintf("; goals missed: %s", strings.Join(missed, ", "))
+	}
+	inconclusive := ""
+	if n := c.Counts[analyzer.Inconclusive]; n > 0 {
+		inconclusive = fmt.Sprintf(" (%d inconclusive)", n)
+	}
+	switch c.Verdict {
+	case analyzer.Regression:
+		return "❌ Regression in " + list(endpointsWith(c, analyzer.Regression)) + goals
+	case analyzer.Improvement:
+		if goals != "" {
+			return "❌ No regression, but" + strings.TrimPrefix(goals, ";") + "; faster: " + list(endpointsWith(c, analyzer.Improvement))
+		}
+		return "✅ No regression; faster: " + list(endpointsWith(c, analyzer.Improvement)) + inconclusive
+	case analyzer.Unchanged:
+		if goals != "" {
+			return "❌ No regression, but" + strings.TrimPrefix(goals, ";")
+		}
+		return "✅ No regression" + inconclusive
+	}
+	return "⚠️ Inconclusive: no endpoint could be judged" + goals
+}
+
+// comparisonNext says what to do after a comparison.
+func comparisonNext(r *ComparisonReport, q quoter) []string {
+	c := r.Comparison
+	var next []string
+	for _, e := range c.Endpoints {
+		if e.Verdict != analyzer.Regression {
+			continue
+		}
+		switch e.Cause {
+		case analyzer.CauseNPlusOne:
+			next = append(next, fmt.Sprintf("Fix the N+1 in %s: fetch what %s reads for all rows in one query (WHERE … = ANY($1), or a JOIN) instead of once per row, then re-run the comparison.",
+				e.Endpoint, q(analyzer.ShortFingerprint(e.Fingerprint, analyzer.FingerprintWidth))))
+		case analyzer.CauseSQL:
+			next = append(next, fmt.Sprintf("Remove or batch the extra statements in %s (see the SQL per fingerprint), then re-run the comparison.", e.Endpoint))
+		case analyzer.CauseSlowerSQL:
+			if e.Fingerprint != "" {
+				next = append(next, fmt.Sprintf("Look at the plan of %s in %s (EXPLAIN ANALYZE: a missing index, a changed query, more rows).",
+					q(analyzer.ShortFingerprint(e.Fingerprint, analyzer.FingerprintWidth)), e.Endpoint))
+			} else {
+				next = append(next, fmt.Sprintf("Look at the statements of %s: its database time per request grew (EXPLAIN ANALYZE the slowest).", e.Endpoint))
+			}
+		case analyzer.CauseFailures:
+			s := fmt.Sprintf("Find why %s fails in the candidate", e.Endpoint)
+			if len(e.Candidate.Failures) > 0 {
+				s += " (" + strings.TrimPrefix(failureList(e.Candidate), e.Endpoint+": ") + ")"
+			}
+			next = append(next, s+".")
+		case analyzer.CauseApp:
+			next = append(next, fmt.Sprintf("Profile %s in the candidate: the extra time is spent outside the database.", e.Endpoint))
+		default:
+			next = append(next, fmt.Sprintf("Count SQL (--postgres LISTEN=HOST:PORT) to tell whether the database or the app made %s slower.", e.Endpoint))
+		}
+	}
+	if d := c.MockMisses[1] - c.MockMisses[0]; d > 0 {
+		next = append(next, fmt.Sprintf("The candidate made %d upstream calls the snapshot has no answer for: record a snapshot that covers them (replay record), or stop mocking that upstream.", c.MockMisses[1]))
+	}
+	for _, g := range r.Goals {
+		if !g.Passed {
+			if g.Reason != "" {
+				next = append(next, fmt.Sprintf("Fix goal %s: %s.", q(g.Goal), g.Reason))
+			} else {
+				next = append(next, fmt.Sprintf("Bring %s within %s (now %s).", q(g.Goal), g.Expected, actual(g)))
+			}
+		}
+	}
+	var few, noisy []string
+	for _, e := range c.Endpoints {
+		if e.Verdict != analyzer.Inconclusive {
+			continue
+		}
+		if e.Cause == analyzer.CauseNoise {
+			noisy = append(noisy, e.Endpoint)
+		} else if e.Cause == analyzer.CauseSamples {
+			few = append(few, e.Endpoint)
+		}
+	}
+	if len(few)+len(noisy) > 0 {
+		s := fmt.Sprintf("Re-run with a longer --duration: %s inconclusive (%s)", plural(len(few)+len(noisy), "endpoint"), list(append(few, noisy...)))
+		if len(noisy) > 0 {
+			s += "; where the noise is as large as the change, a quieter machine helps too"
+		}
+		next = append(next, s+".")
+	}
+	if len(next) == 0 {
+		if imp := endpointsWith(c, analyzer.Improvement); len(imp) > 0 {
+			return []string{"Nothing to fix: no endpoint got slower or ran more SQL; " + list(imp) + " got better."}
+		}
+		return []string{"Nothing to fix: no endpoint got slower or ran more SQL."}
+	}
+	return next
+}
+
+// plural formats a count of things: "1 endpoint", "2 endpoints".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}

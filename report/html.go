@@ -1,0 +1,182 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+
+	"github.com/replaykit/replay/analyzer"
+)
+
+// htmlStyle is the page's only styling: no external assets.
+const htmlStyle = `
+body{font:14px/1.45 -apple-system,BlinkMacSystemFont,"Segoe UI",Roboto,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#1f2328}
+h1{font-size:1.4em;margin-bottom:.2em}h2{font-size:1.1em;margin-top:1.6em}
+.ran{color:#59636e}
+.outcome{padding:.7em 1em;border-radius:6px;font-weight:600;margin:1em 0}
+.good{background:#dafbe1;border:1px solid #4ac26b}.bad{background:#ffebe9;border:1px solid #ff8182}.meh{background:#fff8c5;border:1px solid #d4a72c}
+table{border-collapse:collapse;width:100%;margin:.5em 0}
+th,td{padding:.35em .6em;border-bottom:1px solid #d1d9e0;text-align:left;vertical-align:top}
+th{background:#f6f8fa}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;background:#f6f8fa;padding:.1em .3em;border-radius:4px}
+.bar{height:.55em;border-radius:3px;margin-top:2px}.b{background:#8c959f}.c{background:#0969da}
+.regression{color:#cf222e;font-weight:600}.improvement{color:#1a7f37;font-weight:600}.inconclusive{color:#9a6700}.unchanged{color:#59636e}
+.pass{color:#1a7f37;font-weight:600}.fail{color:#cf222e;font-weight:600}
+ul{padding-left:1.3em}small{color:#59636e}
+`
+
+const runHTML = `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>replay run: {{.Outcome}}</title><style>{{.Style}}</style></head><body>
+<h1>replay run</h1>
+<p class="ran">{{.Ran}}</p>
+<div class="outcome {{.Class}}">{{.Outcome}}</div>
+{{if .Goals}}<h2>Goals</h2>
+<table><tr><th>Goal</th><th>Expected</th><th class="n">Actual</th><th>Result</th></tr>
+{{range .Goals}}<tr><td><code>{{.Goal}}</code></td><td>{{.Expected}}</td><td class="n">{{.Actual}}</td><td class="{{.Class}}">{{.Result}}</td></tr>
+{{end}}</table>{{end}}
+<h2>Endpoints</h2>
+<table><tr><th>Endpoint</th><th class="n">Requests</th><th class="n">Failed</th><th class="n">Avg ms</th><th class="n">p50 ms</th><th class="n">p95 ms</th><th class="n">p99 ms</th><th class="n">Max ms</th><th class="n">SQL/req</th></tr>
+{{range .Endpoints}}<tr><td>{{.Name}}<div class="bar c" style="width:{{.Bar}}%"></div></td><td class="n">{{.Requests}}</td><td class="n">{{.Failed}}</td><td class="n">{{.Avg}}</td><td class="n">{{.P50}}</td><td class="n">{{.P95}}</td><td class="n">{{.P99}}</td><td class="n">{{.Max}}</td><td class="n">{{.SQL}}</td></tr>
+{{end}}</table>
+{{range .Notes}}<small>{{.}}</small><br>{{end}}
+{{template "tail" .}}
+</body></html>`
+
+const comparisonHTML = `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>replay compare: {{.Outcome}}</title><style>{{.Style}}</style></head><body>
+<h1>replay compare</h1>
+<p class="ran">{{.Ran}}</p>
+<div class="outcome {{.Class}}">{{.Outcome}}</div>
+<h2>Endpoints</h2>
+<table><tr><th>Endpoint</th><th class="n">Requests</th><th class="n">p95 ms</th><th class="n">p99 ms</th><th class="n">p95 change</th><th class="n">SQL/req</th><th>Verdict</th></tr>
+{{range .Endpoints}}<tr><td>{{.Name}}<div class="bar b" style="width:{{.BarBase}}%"></div><div class="bar c" style="width:{{.BarCand}}%"></div></td>
+<td class="n">{{.Requests}}</td><td class="n">{{.P95}}</td><td class="n">{{.P99}}</td><td class="n">{{.Change}}</td><td class="n">{{.SQL}}</td><td class="{{.Verdict}}">{{.Verdict}}</td></tr>
+<tr><td colspan="7"><small>{{.Explanation}}</small></td></tr>
+{{end}}</table>
+<small>Bars: p95 of the baseline (grey) and the candidate (blue). {{.Method}}</small>
+{{if .SQL}}<h2>SQL statements per request that changed</h2>
+<table><tr><th>Endpoint</th><th>Statement</th><th class="n">Baseline</th><th class="n">Candidate</th></tr>
+{{range .SQL}}<tr><td>{{.Endpoint}}</td><td><code>{{.Fingerprint}}</code></td><td class="n">{{.Base}}</td><td class="n">{{.Cand}}</td></tr>
+{{end}}</table>{{end}}
+{{if .Goals}}<h2>Goals (candidate)</h2>
+<table><tr><th>Goal</th><th>Expected</th><th class="n">Actual</th><th>Result</th></tr>
+{{range .Goals}}<tr><td><code>{{.Goal}}</code></td><td>{{.Expected}}</td><td class="n">{{.Actual}}</td><td class="{{.Class}}">{{.Result}}</td></tr>
+{{end}}</table>{{end}}
+{{range .Notes}}<p><small>Note: {{.}}</small></p>{{end}}
+{{template "tail" .}}
+</body></html>`
+
+const tailHTML = `{{define "tail"}}<h2>Artifacts</h2>
+{{if .Artifacts}}<ul>{{range .Artifacts}}<li>{{.Name}}: <code>{{.Path}}</code></li>{{end}}</ul>{{else}}<p>None written.</p>{{end}}
+<h2>Next</h2>
+<ul>{{range .Next}}<li>{{.}}</li>{{end}}</ul>{{end}}`
+
+type htmlGoal struct{ Goal, Expected, Actual, Result, Class string }
+
+type htmlPage struct {
+	Style     template.CSS
+	Ran       string
+	Outcome   string
+	Class     string
+	Goals     []htmlGoal
+	Notes     []string
+	Artifacts []Artifact
+	Next      []string
+	Method    string
+	Endpoints []map[string]any
+	SQL       []map[string]string
+}
+
+func htmlGoals(goals []analyzer.GoalResult) []htmlGoal {
+	var out []htmlGoal
+	for _, g := range goals {
+		h := htmlGoal{Goal: g.Goal, Expected: g.Expected, Actual: actual(g), Result: "PASS", Class: "pass"}
+		if !g.Passed {
+			h.Result, h.Class = "FAIL", "fail"
+			if g.Reason != "" {
+				h.Result += ": " + g.Reason
+			}
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+func renderHTML(w io.Writer, page string, data htmlPage) error {
+	t, err := template.New("page").Parse(page)
+	if err == nil {
+		_, err = t.Parse(tailHTML)
+	}
+	if err != nil {
+		return fmt.Errorf("html template: %w", err)
+	}
+	return t.Execute(w, data)
+}
+
+// bar is a width in percent of v against the largest value.
+func bar(v, largest float64) string {
+	if largest <= 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%.1f", math.Max(100*v/largest, 0.5))
+}
+
+// RunHTML writes a run report as a self-contained HTML page.
+func RunHTML(w io.Writer, r *RunReport) error {
+	s := r.Summary
+	p := htmlPage{Style: template.CSS(htmlStyle), Ran: "Ran: " + runRan(s, plain), Outcome: trimEmoji(runOutcome(r, plain)),
+		Class: "good", Goals: htmlGoals(r.Goals), Notes: runNotes(s), Artifacts: r.Artifacts, Next: runNext(r, plain)}
+	if !r.Passed() {
+		p.Class = "bad"
+	}
+	largest := 0.0
+	for _, x := range s.Endpoints {
+		largest = max(largest, x.Latency.P95)
+	}
+	for _, x := range s.Endpoints {
+		p.Endpoints = append(p.Endpoints, map[string]any{
+			"Name": x.Endpoint, "Bar": bar(x.Latency.P95, largest), "Requests": count(x.Requests), "Failed": count(x.Failed),
+			"Avg": num(x.Latency.Avg), "P50": num(x.Latency.P50), "P95": num(x.Latency.P95), "P99": num(x.Latency.P99),
+			"Max": num(x.Latency.Max), "SQL": perRequest(&x.SQL),
+		})
+	}
+	return renderHTML(w, runHTML, p)
+}
+
+// ComparisonHTML writes a comparison as a self-contained HTML page.
+func ComparisonHTML(w io.Writer, r *ComparisonReport) error {
+	c := r.Comparison
+	p := htmlPage{Style: template.CSS(htmlStyle), Ran: "Ran: " + comparisonRan(c, plain), Outcome: trimEmoji(comparisonOutcome(r, plain)),
+		Goals: htmlGoals(r.Goals), Notes: c.Notes, Artifacts: r.Artifacts, Next: comparisonNext(r, plain),
+		Method: fmt.Sprintf("Intervals: %s%% bootstrap, %s.", analyzer.FormatCount(100*c.Options.Confidence), method(c))}
+	switch {
+	case !r.Passed():
+		p.Class = "bad"
+	case c.Verdict == analyzer.Inconclusive:
+		p.Class = "meh"
+	default:
+		p.Class = "good"
+	}
+	largest := 0.0
+	for _, x := range c.Endpoints {
+		largest = max(largest, x.Baseline.Latency.P95, x.Candidate.Latency.P95)
+	}
+	for _, x := range c.Endpoints {
+		p.Endpoints = append(p.Endpoints, map[string]any{
+			"Name": x.Endpoint, "BarBase": bar(x.Baseline.Latency.P95, largest), "BarCand": bar(x.Candidate.Latency.P95, largest),
+			"Requests": count(x.Baseline.Requests) + " → " + count(x.Candidate.Requests),
+			"P95":      num(x.P95.Baseline) + " → " + num(x.P95.Candidate),
+			"P99":      num(x.P99.Baseline) + " → " + num(x.P99.Candidate),
+			"Change":   change(x.P95), "SQL": perRequest(&x.Baseline.SQL) + " → " + perRequest(&x.Candidate.SQL),
+			"Verdict": string(x.Verdict), "Explanation": x.Explanation,
+		})
+	}
+	for _, s := range changedSQL(c) {
+		p.SQL = append(p.SQL, map[string]string{"Endpoint": s.endpoint, "Fingerprint": s.f.Fingerprint,
+			"Base": analyzer.FormatCount(s.f.BaselinePerRequest), "Cand": analyzer.FormatCount(s.f.CandidatePerRequest)})
+	}
+	return renderHTML(w, comparisonHTML, p)
+}

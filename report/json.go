@@ -1,0 +1,385 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+	"time"
+
+	"github.com/replaykit/replay/analyzer"
+)
+
+// RunDocument is the JSON of a run report (replay run --format json). Keys
+// may be added, never renamed: checks outside the repository read them.
+type RunDocument struct {
+	Passed      bool    `json:"passed"`
+	Requests    int64   `json:"requests"`
+	Failed      int64   `json:"failed"`
+	SuccessRate float64 `json:"success_rate"`
+	TPS         float64 `json:"tps"`
+	DurationS   float64 `json:"duration_s"`
+	LatencyDocument
+	SQLPerRequest float64            `json:"sql_per_request"`
+	SQLSource     string             `json:"sql_source"`
+	MockMisses    int64              `json:"mock_misses"`
+	Run           RunInfoDocument    `json:"run"`
+	Goals         []GoalDocument     `json:"goals"`
+	Endpoints     []EndpointDocument `json:"endpoints"`
+	Artifacts     []ArtifactDocument `json:"artifacts"`
+}
+
+// LatencyDocument holds latency figures in milliseconds: from the intended
+// start, and from the actual send ("_from_send").
+type LatencyDocument struct {
+	AvgMs         float64 `json:"avg_ms"`
+	P50Ms         float64 `json:"p50_ms"`
+	P90Ms         float64 `json:"p90_ms"`
+	P95Ms         float64 `json:"p95_ms"`
+	P99Ms         float64 `json:"p99_ms"`
+	MaxMs         float64 `json:"max_ms"`
+	AvgMsFromSend float64 `json:"avg_ms_from_send"`
+	P50MsFromSend float64 `json:"p50_ms_from_send"`
+	P95MsFromSend float64 `json:"p95_ms_from_send"`
+	P99MsFromSend float64 `json:"p99_ms_from_send"`
+}
+
+// RunInfoDocument describes a run.
+type RunInfoDocument struct {
+	Name       string            `json:"name"`
+	Snapshot   string            `json:"snapshot"`
+	Target     string            `json:"target"`
+	Started    *time.Time        `json:"started,omitempty"`
+	Ended      *time.Time        `json:"ended,omitempty"`
+	Settings   map[string]string `json:"settings"`
+	Statements int64             `json:"statements"`
+	MockMisses int64             `json:"mock_misses"`
+}
+
+// GoalDocument is one goal's outcome.
+type GoalDocument struct {
+	Goal     string  `json:"goal"`
+	Endpoint string  `json:"endpoint,omitempty"`
+	Metric   string  `json:"metric"`
+	Passed   bool    `json:"passed"`
+	Expected string  `json:"expected"`
+	Actual   float64 `json:"actual"`
+	Unit     string  `json:"unit"`
+	Reason   string  `json:"reason,omitempty"`
+}
+
+// EndpointDocument is one endpoint of a run report.
+type EndpointDocument struct {
+	Endpoint        string  `json:"endpoint"`
+	Requests        int64   `json:"requests"`
+	Failed          int64   `json:"failed"`
+	SuccessRate     float64 `json:"success_rate"`
+	TPS             float64 `json:"tps"`
+	ExplainRequests int64   `json:"explain_requests"`
+	LatencyDocument
+	SQLPerRequest     float64               `json:"sql_per_request"`
+	SQLSource         string                `json:"sql_source"`
+	DBMsPerRequest    float64               `json:"db_ms_per_request"`
+	Statuses          map[string]int64      `json:"statuses"`
+	Failures          []FailureDocument     `json:"failures"`
+	SQL               []FingerprintDocument `json:"sql"`
+	LoadSQLPerRequest float64               `json:"load_sql_per_request"`
+}
+
+// FailureDocument is one reason requests failed.
+type FailureDocument struct {
+	Reason string `json:"reason"`
+	Status int    `json:"status"`
+	Count  int64  `json:"count"`
+}
+
+// FingerprintDocument is one statement fingerprint of an endpoint.
+type FingerprintDocument struct {
+	Fingerprint    string  `json:"fingerprint"`
+	PerRequest     float64 `json:"per_request"`
+	MinPerRequest  int     `json:"min_per_request"`
+	MaxPerRequest  int     `json:"max_per_request"`
+	PerCallMs      float64 `json:"per_call_ms"`
+	DBMsPerRequest float64 `json:"db_ms_per_request"`
+}
+
+// ArtifactDocument is a file the report points at.
+type ArtifactDocument struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+}
+
+// NewRunDocument builds the JSON document of a run report.
+func NewRunDocument(r *RunReport) RunDocument {
+	s := r.Summary
+	o := s.Overall
+	d := RunDocument{
+		Passed:          r.Passed(),
+		Requests:        o.Requests,
+		Failed:          o.Failed,
+		SuccessRate:     round(o.SuccessRate, 3),
+		TPS:             round(o.TPS, 3),
+		DurationS:       round(s.Duration.Seconds(), 3),
+		LatencyDocument: latencyDoc(o),
+		SQLPerRequest:   round(o.SQL.PerRequest, 3),
+		SQLSource:       o.SQL.Source,
+		MockMisses:      s.Info.MockMisses,
+		Run:             runInfoDoc(s),
+		Goals:           goalDocs(r.Goals),
+		Endpoints:       []EndpointDocument{},
+		Artifacts:       artifactDocs(r.Artifacts),
+	}
+	for _, e := range s.Endpoints {
+		d.Endpoints = append(d.Endpoints, endpointDoc(e))
+	}
+	return d
+}
+
+// RunJSON writes a run report as JSON (RunDocument), indented.
+func RunJSON(w io.Writer, r *RunReport) error { return writeJSON(w, NewRunDocument(r)) }
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func latencyDoc(e *analyzer.EndpointSummary) LatencyDocument {
+	l, s := e.Latency, e.ServiceTime
+	return LatencyDocument{
+		AvgMs: round(l.Avg, 3), P50Ms: round(l.P50, 3), P90Ms: round(l.P90, 3), P95Ms: round(l.P95, 3), P99Ms: round(l.P99, 3), MaxMs: round(l.Max, 3),
+		AvgMsFromSend: round(s.Avg, 3), P50MsFromSend: round(s.P50, 3), P95MsFromSend: round(s.P95, 3), P99MsFromSend: round(s.P99, 3),
+	}
+}
+
+func runInfoDoc(s *analyzer.Summary) RunInfoDocument {
+	i := s.Info
+	d := RunInfoDocument{Name: i.Name, Snapshot: i.Snapshot, Target: i.Target, Settings: i.Settings, Statements: i.Statements, MockMisses: i.MockMisses}
+	if d.Settings == nil {
+		d.Settings = map[string]string{}
+	}
+	if !i.Started.IsZero() {
+		t := i.Started.UTC()
+		d.Started = &t
+	}
+	if !i.Ended.IsZero() {
+		t := i.Ended.UTC()
+		d.Ended = &t
+	}
+	return d
+}
+
+func goalDocs(goals []analyzer.GoalResult) []GoalDocument {
+	out := []GoalDocument{}
+	for _, g := range goals {
+		out = append(out, GoalDocument{Goal: g.Goal, Endpoint: g.Endpoint, Metric: g.Metric, Passed: g.Passed,
+			Expected: g.Expected, Actual: round(g.Actual, 3), Unit: g.Unit, Reason: g.Reason})
+	}
+	return out
+}
+
+func artifactDocs(as []Artifact) []ArtifactDocument {
+	out := []ArtifactDocument{}
+	for _, a := range as {
+		out = append(out, ArtifactDocument(a))
+	}
+	return out
+}
+
+func endpointDoc(e *analyzer.EndpointSummary) EndpointDocument {
+	d := EndpointDocument{
+		Endpoint:          e.Endpoint,
+		Requests:          e.Requests,
+		Failed:            e.Failed,
+		SuccessRate:       round(e.SuccessRate, 3),
+		TPS:               round(e.TPS, 3),
+		ExplainRequests:   e.ExplainRequests,
+		LatencyDocument:   latencyDoc(e),
+		SQLPerRequest:     round(e.SQL.PerRequest, 3),
+		SQLSource:         e.SQL.Source,
+		DBMsPerRequest:    round(e.DBTime().DBTimePerRequest, 3),
+		Statuses:          e.Statuses,
+		Failures:          []FailureDocument{},
+		SQL:               []FingerprintDocument{},
+		LoadSQLPerRequest: round(e.LoadSQL.PerRequest, 3),
+	}
+	if d.Statuses == nil {
+		d.Statuses = map[string]int64{}
+	}
+	for _, f := range e.Failures {
+		d.Failures = append(d.Failures, FailureDocument{Reason: f.String(), Status: f.Status, Count: f.Count})
+	}
+	db := e.DBTime()
+	for _, f := range e.SQL.Fingerprints {
+		fd := FingerprintDocument{Fingerprint: f.Fingerprint, PerRequest: round(f.PerRequest, 3),
+			MinPerRequest: f.MinPerRequest, MaxPerRequest: f.MaxPerRequest, PerCallMs: round(f.PerCall, 3), DBMsPerRequest: round(f.DBTimePerRequest, 3)}
+		if t := db.Fingerprint(f.Fingerprint); t != nil {
+			fd.PerCallMs, fd.DBMsPerRequest = round(t.PerCall, 3), round(t.DBTimePerRequest, 3)
+		}
+		d.SQL = append(d.SQL, fd)
+	}
+	return d
+}
+
+// ComparisonDocument is the JSON of a comparison (replay compare --format
+// json). Keys may be added, never renamed.
+type ComparisonDocument struct {
+	Verdict    analyzer.Verdict           `json:"verdict"`
+	Passed     bool                       `json:"passed"`
+	Outcome    string                     `json:"outcome"`
+	Counts     map[analyzer.Verdict]int   `json:"counts"`
+	Endpoints  []EndpointComparisonDoc    `json:"endpoints"`
+	Goals      []GoalDocument             `json:"goals"`
+	Notes      []string                   `json:"notes"`
+	Next       []string                   `json:"next"`
+	MockMisses MockMissesDocument         `json:"mock_misses"`
+	Method     string                     `json:"method"`
+	SlicePairs int                        `json:"slice_pairs"`
+	Settings   ComparisonSettingsDocument `json:"settings"`
+	Baseline   RunInfoDocument            `json:"baseline_run"`
+	Candidate  RunInfoDocument            `json:"candidate_run"`
+	Artifacts  []ArtifactDocument         `json:"artifacts"`
+}
+
+// MockMissesDocument counts the mock's misses on each side.
+type MockMissesDocument struct {
+	Baseline  int64 `json:"baseline"`
+	Candidate int64 `json:"candidate"`
+}
+
+// ComparisonSettingsDocument records the statistical settings used.
+type ComparisonSettingsDocument struct {
+	Confidence            float64 `json:"confidence"`
+	Resamples             int     `json:"resamples"`
+	Seed                  uint64  `json:"seed"`
+	MinSamples            int     `json:"min_samples"`
+	MinSamplesP99         int     `json:"min_samples_p99"`
+	MinChangeMs           float64 `json:"min_change_ms"`
+	MinChangeP99Ms        float64 `json:"min_change_p99_ms"`
+	MinRelative           float64 `json:"min_relative"`
+	MinRelativeP99        float64 `json:"min_relative_p99"`
+	MinRelativeSequential float64 `json:"min_relative_sequential"`
+	MinSQLIncrease        float64 `json:"min_sql_increase"`
+	MinFailureIncrease    float64 `json:"min_failure_increase_pp"`
+}
+
+// EndpointComparisonDoc is one endpoint of a comparison.
+type EndpointComparisonDoc struct {
+	Endpoint       string              `json:"endpoint"`
+	Baseline       StatsDocument       `json:"baseline"`
+	Candidate      StatsDocument       `json:"candidate"`
+	Verdict        analyzer.Verdict    `json:"verdict"`
+	Cause          string              `json:"cause"`
+	Explanation    string              `json:"explanation"`
+	Fingerprint    string              `json:"fingerprint,omitempty"`
+	P95            ChangeDocument      `json:"p95"`
+	P99            ChangeDocument      `json:"p99"`
+	SQLVerdict     analyzer.Verdict    `json:"sql_verdict"`
+	SQLExact       bool                `json:"sql_exact"`
+	FailureVerdict analyzer.Verdict    `json:"failure_verdict"`
+	SQL            []SQLChangeDocument `json:"sql"`
+}
+
+// StatsDocument is one side's figures for an endpoint.
+type StatsDocument struct {
+	Requests        int64   `json:"requests"`
+	Failed          int64   `json:"failed"`
+	SuccessRate     float64 `json:"success_rate"`
+	TPS             float64 `json:"tps"`
+	ExplainRequests int64   `json:"explain_requests"`
+	LatencyDocument
+	SQLPerRequest  float64 `json:"sql_per_request"`
+	SQLSource      string  `json:"sql_source"`
+	DBMsPerRequest float64 `json:"db_ms_per_request"`
+}
+
+// ChangeDocument compares one percentile.
+type ChangeDocument struct {
+	BaselineMs  float64          `json:"baseline_ms"`
+	CandidateMs float64          `json:"candidate_ms"`
+	DeltaMs     float64          `json:"delta_ms"`
+	Ratio       float64          `json:"ratio"`
+	CI          [2]float64       `json:"ci"`
+	Disjoint    bool             `json:"disjoint"`
+	Verdict     analyzer.Verdict `json:"verdict"`
+	Method      string           `json:"method"`
+}
+
+// SQLChangeDocument compares one fingerprint.
+type SQLChangeDocument struct {
+	Fingerprint             string  `json:"fingerprint"`
+	BaselinePerRequest      float64 `json:"baseline_per_request"`
+	CandidatePerRequest     float64 `json:"candidate_per_request"`
+	BaselinePerCallMs       float64 `json:"baseline_per_call_ms"`
+	CandidatePerCallMs      float64 `json:"candidate_per_call_ms"`
+	BaselineDBMsPerRequest  float64 `json:"baseline_db_ms_per_request"`
+	CandidateDBMsPerRequest float64 `json:"candidate_db_ms_per_request"`
+}
+
+// NewComparisonDocument builds the JSON document of a comparison.
+func NewComparisonDocument(r *ComparisonReport) ComparisonDocument {
+	c := r.Comparison
+	o := c.Options
+	d := ComparisonDocument{
+		Verdict:    c.Verdict,
+		Passed:     r.Passed(),
+		Outcome:    trimEmoji(comparisonOutcome(r, plain)),
+		Counts:     map[analyzer.Verdict]int{},
+		Endpoints:  []EndpointComparisonDoc{},
+		Goals:      goalDocs(r.Goals),
+		Notes:      append([]string{}, c.Notes...),
+		Next:       comparisonNext(r, plain),
+		MockMisses: MockMissesDocument{Baseline: c.MockMisses[0], Candidate: c.MockMisses[1]},
+		Method:     c.Method,
+		SlicePairs: c.SlicePairs,
+		Settings: ComparisonSettingsDocument{
+			Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed, MinSamples: o.MinSamples, MinSamplesP99: o.MinSamplesP99,
+			MinChangeMs: durMs(o.MinChange), MinChangeP99Ms: durMs(o.MinChangeP99), MinRelative: o.MinRelative, MinRelativeP99: o.MinRelativeP99,
+			MinRelativeSequential: o.MinRelativeSequential, MinSQLIncrease: o.MinSQLIncrease, MinFailureIncrease: o.MinFailureIncrease,
+		},
+		Baseline:  runInfoDoc(c.Baseline),
+		Candidate: runInfoDoc(c.Candidate),
+		Artifacts: artifactDocs(r.Artifacts),
+	}
+	for k, v := range c.Counts {
+		d.Counts[k] = v
+	}
+	for _, e := range c.Endpoints {
+		ed := EndpointComparisonDoc{
+			Endpoint: e.Endpoint, Baseline: statsDoc(e.Baseline), Candidate: statsDoc(e.Candidate),
+			Verdict: e.Verdict, Cause: e.Cause, Explanation: e.Explanation, Fingerprint: e.Fingerprint,
+			P95: changeDoc(e.P95), P99: changeDoc(e.P99), SQLVerdict: e.SQLVerdict, SQLExact: e.SQLExact, FailureVerdict: e.FailureVerdict,
+			SQL: []SQLChangeDocument{},
+		}
+		for _, f := range e.SQL {
+			ed.SQL = append(ed.SQL, SQLChangeDocument{
+				Fingerprint: f.Fingerprint, BaselinePerRequest: round(f.BaselinePerRequest, 3), CandidatePerRequest: round(f.CandidatePerRequest, 3),
+				BaselinePerCallMs: round(f.BaselinePerCall, 3), CandidatePerCallMs: round(f.CandidatePerCall, 3),
+				BaselineDBMsPerRequest: round(f.BaselineDBTimePerRequest, 3), CandidateDBMsPerRequest: round(f.CandidateDBTimePerRequest, 3),
+			})
+		}
+		d.Endpoints = append(d.Endpoints, ed)
+	}
+	return d
+}
+
+// ComparisonJSON writes a comparison as JSON (ComparisonDocument), indented.
+func ComparisonJSON(w io.Writer, r *ComparisonReport) error {
+	return writeJSON(w, NewComparisonDocument(r))
+}
+
+func statsDoc(e *analyzer.EndpointSummary) StatsDocument {
+	return StatsDocument{
+		Requests: e.Requests, Failed: e.Failed, SuccessRate: round(e.SuccessRate, 3), TPS: round(e.TPS, 3), ExplainRequests: e.ExplainRequests,
+		LatencyDocument: latencyDoc(e), SQLPerRequest: round(e.SQL.PerRequest, 3), SQLSource: e.SQL.Source,
+		DBMsPerRequest: round(e.DBTime().DBTimePerRequest, 3),
+	}
+}
+
+func changeDoc(ch analyzer.Change) ChangeDocument {
+	return ChangeDocument{
+		BaselineMs: round(ch.Baseline, 3), CandidateMs: round(ch.Candidate, 3), DeltaMs: round(ch.Delta, 3), Ratio: round(ch.Ratio, 4),
+		CI: [2]float64{round(ch.CILow, 4), round(ch.CIHigh, 4)}, Disjoint: ch.Disjoint, Verdict: ch.Verdict, Method: ch.Method,
+	}
+}
+
+func durMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,0 +1,210 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/replaykit/replay/analyzer"
+)
+
+// RunMarkdown writes a run report as Markdown with a "### Result" block
+// (Ran, Outcome, Numbers, Artifacts, Next), fit for a pull-request comment,
+// a CI step summary and an agent.
+func RunMarkdown(w io.Writer, r *RunReport) error {
+	e := &errWriter{w: w}
+	s := r.Summary
+	e.println("### Result")
+	e.println("")
+	e.println("**Ran:** " + runRan(s, backticks) + ".")
+	e.println("")
+	e.println("**Outcome:** " + runOutcome(r, backticks))
+	e.println("")
+	e.println("**Numbers:**")
+	e.println("")
+	e.println("| Endpoint | Requests | Failed | Avg ms | p95 ms | p99 ms | SQL/req |")
+	e.println("|---|---:|---:|---:|---:|---:|---:|")
+	row := func(name string, x *analyzer.EndpointSummary) {
+		e.printf("| %s | %s | %s | %s | %s | %s | %s |\n", cell(name), count(x.Requests), count(x.Failed),
+			num(x.Latency.Avg), num(x.Latency.P95), num(x.Latency.P99), perRequest(&x.SQL))
+	}
+	for _, x := range s.Endpoints {
+		row(x.Endpoint, x)
+	}
+	if len(s.Endpoints) != 1 {
+		row("**all**", s.Overall)
+	}
+	if len(r.Goals) > 0 {
+		e.println("")
+		e.println("| Goal | Expected | Actual | Result |")
+		e.println("|---|---|---:|---|")
+		for _, g := range r.Goals {
+			res := "✅ pass"
+			if !g.Passed {
+				res = "❌ fail"
+				if g.Reason != "" {
+					res += ": " + g.Reason
+				}
+			}
+			e.printf("| %s | %s | %s | %s |\n", cell(backticks(g.Goal)), cell(g.Expected), actual(g), cell(res))
+		}
+	}
+	e.println("")
+	for _, n := range runNotes(s) {
+		e.println("<sub>" + n + "</sub><br>")
+	}
+	writeArtifacts(e, r.Artifacts)
+	writeNext(e, runNext(r, backticks))
+	return e.err
+}
+
+// ComparisonMarkdown writes a comparison as Markdown with a "### Result"
+// block: Ran (what was compared), Outcome (the verdict in one line),
+// Numbers (a table per endpoint and the explanations), Artifacts and Next.
+func ComparisonMarkdown(w io.Writer, r *ComparisonReport) error {
+	e := &errWriter{w: w}
+	c := r.Comparison
+	e.println("### Result")
+	e.println("")
+	e.println("**Ran:** " + comparisonRan(c, backticks) + ".")
+	e.println("")
+	e.println("**Outcome:** " + comparisonOutcome(r, backticks))
+	e.println("")
+	e.println("**Numbers:**")
+	e.println("")
+	e.println("| Endpoint | Requests | p95 ms | p99 ms | SQL/req | Verdict |")
+	e.println("|---|---:|---:|---:|---:|---|")
+	for _, x := range c.Endpoints {
+		e.printf("| %s | %s → %s | %s | %s | %s → %s | %s |\n", cell(x.Endpoint),
+			count(x.Baseline.Requests), count(x.Candidate.Requests),
+			mdChange(x.P95), mdChange(x.P99),
+			perRequest(&x.Baseline.SQL), perRequest(&x.Candidate.SQL),
+			verdictBadge(x.Verdict))
+	}
+	e.println("")
+	for _, x := range c.Endpoints {
+		e.printf("- **%s** (%s): %s\n", x.Endpoint, x.Verdict, x.Explanation)
+	}
+	if sql := changedSQL(c); len(sql) > 0 {
+		e.println("")
+		e.println("<details><summary>SQL statements per request that changed</summary>")
+		e.println("")
+		e.println("| Endpoint | Statement | Baseline | Candidate |")
+		e.println("|---|---|---:|---:|")
+		for _, s := range sql {
+			e.printf("| %s | %s | %s | %s |\n", cell(s.endpoint), cell(backticks(analyzer.ShortFingerprint(s.f.Fingerprint, 120))),
+				analyzer.FormatCount(s.f.BaselinePerRequest), analyzer.FormatCount(s.f.CandidatePerRequest))
+		}
+		e.println("")
+		e.println("</details>")
+	}
+	if len(r.Goals) > 0 {
+		e.println("")
+		e.println("| Goal (candidate) | Expected | Actual | Result |")
+		e.println("|---|---|---:|---|")
+		for _, g := range r.Goals {
+			res := "✅ pass"
+			if !g.Passed {
+				res = "❌ fail"
+				if g.Reason != "" {
+					res += ": " + g.Reason
+				}
+			}
+			e.printf("| %s | %s | %s | %s |\n", cell(backticks(g.Goal)), cell(g.Expected), actual(g), cell(res))
+		}
+	}
+	e.println("")
+	for _, n := range c.Notes {
+		e.println("<sub>Note: " + n + "</sub><br>")
+	}
+	e.printf("<sub>A latency change counts when the %s%% bootstrap interval of the candidate/baseline ratio (%s) excludes 1, the sides' distribution-free intervals do not overlap, and it is at least %s and %s%%.</sub>\n",
+		analyzer.FormatCount(100*c.Options.Confidence), method(c), analyzer.FormatMs(durMs(c.Options.MinChange)), analyzer.FormatCount(100*minRelative(c)))
+	writeArtifacts(e, r.Artifacts)
+	writeNext(e, comparisonNext(r, backticks))
+	return e.err
+}
+
+func minRelative(c *analyzer.Comparison) float64 {
+	if c.Method == analyzer.MethodPairedSlices {
+		return c.Options.MinRelative
+	}
+	return max(c.Options.MinRelative, c.Options.MinRelativeSequential)
+}
+
+func method(c *analyzer.Comparison) string {
+	if c.Method == analyzer.MethodPairedSlices {
+		return fmt.Sprintf("%d slice pairs resampled together", c.SlicePairs)
+	}
+	return "each run resampled on its own"
+}
+
+type endpointSQL struct {
+	endpoint string
+	f        analyzer.FingerprintChange
+}
+
+// changedSQL lists fingerprints whose statements per request changed by at
+// least half a statement.
+func changedSQL(c *analyzer.Comparison) []endpointSQL {
+	var out []endpointSQL
+	for _, e := range c.Endpoints {
+		for _, f := range e.SQL {
+			if d := f.Delta(); d >= 0.5 || d <= -0.5 {
+				out = append(out, endpointSQL{e.Endpoint, f})
+			}
+		}
+	}
+	return out
+}
+
+func writeArtifacts(e *errWriter, as []Artifact) {
+	e.println("")
+	if len(as) == 0 {
+		e.println("**Artifacts:** none written.")
+		return
+	}
+	e.println("**Artifacts:**")
+	e.println("")
+	for _, a := range as {
+		e.printf("- %s: %s\n", a.Name, backticks(a.Path))
+	}
+}
+
+func writeNext(e *errWriter, next []string) {
+	e.println("")
+	if len(next) == 1 {
+		e.println("**Next:** " + next[0])
+		return
+	}
+	e.println("**Next:**")
+	e.println("")
+	for _, n := range next {
+		e.println("- " + n)
+	}
+}
+
+// mdChange formats a percentile for the Markdown table: "4.1 → 54.3
+// (+50.2, ×13.2)".
+func mdChange(ch analyzer.Change) string {
+	if ch.Baseline == 0 && ch.Candidate == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%s → %s (%s)", num(ch.Baseline), num(ch.Candidate), strings.Replace(change(ch), " ms ", ", ", 1))
+}
+
+func verdictBadge(v analyzer.Verdict) string {
+	switch v {
+	case analyzer.Regression:
+		return "❌ regression"
+	case analyzer.Improvement:
+		return "✅ improvement"
+	case analyzer.Inconclusive:
+		return "⚠️ inconclusive"
+	}
+	return "unchanged"
+}
+
+// cell escapes a Markdown table cell.
+func cell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}

@@ -1,0 +1,157 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/replaykit/replay/analyzer"
+)
+
+// Format is an output format.
+type Format string
+
+// The formats.
+const (
+	Text     Format = "text"
+	JSON     Format = "json"
+	Markdown Format = "markdown"
+	JUnit    Format = "junit"
+	HTML     Format = "html"
+)
+
+// Formats lists every format, in the order the CLI documents them.
+func Formats() []Format { return []Format{Text, JSON, Markdown, JUnit, HTML} }
+
+// ParseFormat parses a format name: text, json, markdown (or md), junit
+// (or xml) and html.
+func ParseFormat(s string) (Format, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "text", "txt":
+		return Text, nil
+	case "json":
+		return JSON, nil
+	case "markdown", "md":
+		return Markdown, nil
+	case "junit", "xml":
+		return JUnit, nil
+	case "html":
+		return HTML, nil
+	}
+	return "", fmt.Errorf("unknown format %q: want text, json, markdown, junit or html", s)
+}
+
+// Ext is the file name extension for the format: ".txt", ".json", ".md",
+// ".xml" or ".html".
+func (f Format) Ext() string {
+	switch f {
+	case JSON:
+		return ".json"
+	case Markdown:
+		return ".md"
+	case JUnit:
+		return ".xml"
+	case HTML:
+		return ".html"
+	default:
+		return ".txt"
+	}
+}
+
+// Artifact is a file a report points at: a run file, a report, a build's
+// log.
+type Artifact struct {
+	// Name says what the file is, e.g. "baseline run" or "Markdown report".
+	Name string
+	// Path is where it is, as the user should read it.
+	Path string
+}
+
+// RunReport is what a run report shows.
+type RunReport struct {
+	// Summary is the run's summary; required.
+	Summary *analyzer.Summary
+	// Goals are the goal outcomes (analyzer.Check); none is fine.
+	Goals []analyzer.GoalResult
+	// Artifacts are files to point at.
+	Artifacts []Artifact
+}
+
+// Passed reports whether every goal passed (true when there are none): the
+// CLI exits 99 otherwise.
+func (r *RunReport) Passed() bool { return analyzer.AllPassed(r.Goals) }
+
+// ComparisonReport is what a comparison report shows.
+type ComparisonReport struct {
+	// Comparison is the comparison; required.
+	Comparison *analyzer.Comparison
+	// Goals are goal outcomes checked against the candidate; none is fine.
+	Goals []analyzer.GoalResult
+	// Artifacts are files to point at (run files, reports, build logs).
+	Artifacts []Artifact
+}
+
+// Passed reports whether there was no regression and every goal passed:
+// the CLI exits 99 otherwise.
+func (r *ComparisonReport) Passed() bool {
+	return r.Comparison.Verdict != analyzer.Regression && analyzer.AllPassed(r.Goals)
+}
+
+// WriteRun renders a run report in format f.
+func WriteRun(w io.Writer, f Format, r *RunReport) error {
+	if r == nil || r.Summary == nil {
+		return fmt.Errorf("run report: no summary")
+	}
+	switch f {
+	case Text:
+		return RunText(w, r)
+	case JSON:
+		return RunJSON(w, r)
+	case Markdown:
+		return RunMarkdown(w, r)
+	case JUnit:
+		return RunJUnit(w, r)
+	case HTML:
+		return RunHTML(w, r)
+	}
+	return fmt.Errorf("run report: unknown format %q", f)
+}
+
+// WriteComparison renders a comparison report in format f.
+func WriteComparison(w io.Writer, f Format, r *ComparisonReport) error {
+	if r == nil || r.Comparison == nil {
+		return fmt.Errorf("comparison report: no comparison")
+	}
+	switch f {
+	case Text:
+		return ComparisonText(w, r)
+	case JSON:
+		return ComparisonJSON(w, r)
+	case Markdown:
+		return ComparisonMarkdown(w, r)
+	case JUnit:
+		return ComparisonJUnit(w, r)
+	case HTML:
+		return ComparisonHTML(w, r)
+	}
+	return fmt.Errorf("comparison report: unknown format %q", f)
+}
+
+// errWriter remembers the first write error, so that renderers can write
+// freely and check once.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}
+
+func (e *errWriter) println(s string) {
+	if e.err == nil {
+		_, e.err = io.WriteString(e.w, s+"\n")
+	}
+}

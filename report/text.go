@@ -1,0 +1,161 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/replaykit/replay/analyzer"
+)
+
+// RunText writes a run report for a terminal: the overall result and
+// success rate; the goals with PASS/FAIL, expected and actual; then the
+// endpoints, busiest first, with requests, failures, avg, p95 and p99 (ms)
+// and SQL statements per request when counted.
+func RunText(w io.Writer, r *RunReport) error {
+	e := &errWriter{w: w}
+	s := r.Summary
+	e.println("Ran:    " + runRan(s, plain))
+	result := "PASSED"
+	if !r.Passed() {
+		result = "FAILED"
+	}
+	o := s.Overall
+	e.printf("Result: %s · success rate %s (%s of %s failed)\n", result, analyzer.FormatPercent(o.SuccessRate), count(o.Failed), count(o.Requests))
+	if len(r.Goals) > 0 {
+		e.println("")
+		e.println("Goals")
+		t := newTable([]string{"GOAL", "EXPECTED", "ACTUAL", "RESULT"}, 2)
+		for _, g := range r.Goals {
+			res := passFail(g.Passed)
+			if g.Reason != "" {
+				res += "  " + g.Reason
+			}
+			t.add(g.Goal, g.Expected, actual(g), res)
+		}
+		t.write(e, "  ")
+	}
+	e.println("")
+	e.println("Endpoints (busiest first)")
+	writeEndpointTable(e, s)
+	e.println("")
+	for _, line := range runNotes(s) {
+		e.println(line)
+	}
+	if next := runNext(r, backticks); !strings.HasPrefix(next[0], "Nothing to fix") {
+		e.println("")
+		for _, n := range next {
+			e.println("Next: " + n)
+		}
+	}
+	return e.err
+}
+
+func writeEndpointTable(e *errWriter, s *analyzer.Summary) {
+	t := newTable([]string{"ENDPOINT", "REQUESTS", "FAILED", "AVG ms", "P95 ms", "P99 ms", "SQL/REQ"}, 1, 2, 3, 4, 5, 6)
+	row := func(name string, x *analyzer.EndpointSummary) {
+		t.add(name, count(x.Requests), count(x.Failed), num(x.Latency.Avg), num(x.Latency.P95), num(x.Latency.P99), perRequest(&x.SQL))
+	}
+	for _, x := range s.Endpoints {
+		row(x.Endpoint, x)
+	}
+	if len(s.Endpoints) != 1 {
+		row("(all)", s.Overall)
+	}
+	t.write(e, "  ")
+}
+
+// runNotes are the footnotes of a run report: how latency was measured,
+// where SQL counts come from, mock misses.
+func runNotes(s *analyzer.Summary) []string {
+	o := s.Overall
+	notes := []string{fmt.Sprintf("Latency runs from each request's intended start; from the actual send, p95 is %s and p99 %s.",
+		analyzer.FormatMs(o.ServiceTime.P95), analyzer.FormatMs(o.ServiceTime.P99))}
+	switch o.SQL.Source {
+	case "":
+		notes = append(notes, "SQL statements were not counted.")
+	case analyzer.SQLSourceExplain:
+		notes = append(notes, "SQL statements per request come from the explain phase (requests replayed one at a time: exact).")
+	case analyzer.SQLSourceLoad:
+		notes = append(notes, "SQL statements per request come from the load phase (what the counter could attribute).")
+	default:
+		notes = append(notes, "SQL statements per request come from the explain phase where there was one (exact), else from the load phase.")
+	}
+	if m := s.Info.MockMisses; m > 0 {
+		notes = append(notes, fmt.Sprintf("Mock: %d upstream calls had no recorded answer.", m))
+	}
+	return notes
+}
+
+// ComparisonText writes a comparison for a terminal: the verdict, a table
+// of endpoints (p95/p99 both sides, change, SQL per request, verdict) and
+// each endpoint's explanation below it.
+func ComparisonText(w io.Writer, r *ComparisonReport) error {
+	e := &errWriter{w: w}
+	c := r.Comparison
+	e.println("Ran:     " + comparisonRan(c, plain))
+	e.println("Verdict: " + strings.ToUpper(string(c.Verdict)) + " · " + trimEmoji(comparisonOutcome(r, plain)))
+	e.println("")
+	t := newTable([]string{"ENDPOINT", "BASE p95/p99 ms", "CAND p95/p99 ms", "p95 CHANGE", "SQL/REQ", "VERDICT"}, 1, 2, 3)
+	for _, x := range c.Endpoints {
+		t.add(x.Endpoint,
+			num(x.Baseline.Latency.P95)+" / "+num(x.Baseline.Latency.P99),
+			num(x.Candidate.Latency.P95)+" / "+num(x.Candidate.Latency.P99),
+			change(x.P95),
+			perRequest(&x.Baseline.SQL)+" → "+perRequest(&x.Candidate.SQL),
+			string(x.Verdict))
+	}
+	t.write(e, "  ")
+	e.println("")
+	for _, x := range c.Endpoints {
+		e.printf("  %s: %s\n", x.Endpoint, x.Explanation)
+	}
+	if len(r.Goals) > 0 {
+		e.println("")
+		e.println("Goals (candidate)")
+		t := newTable([]string{"GOAL", "EXPECTED", "ACTUAL", "RESULT"}, 2)
+		for _, g := range r.Goals {
+			res := passFail(g.Passed)
+			if g.Reason != "" {
+				res += "  " + g.Reason
+			}
+			t.add(g.Goal, g.Expected, actual(g), res)
+		}
+		t.write(e, "  ")
+	}
+	if len(c.Notes) > 0 {
+		e.println("")
+		for _, n := range c.Notes {
+			e.println("Note: " + n)
+		}
+	}
+	e.println("")
+	for _, n := range comparisonNext(r, backticks) {
+		e.println("Next: " + n)
+	}
+	return e.err
+}
+
+// change formats a percentile change for a table: "+50.2 ms ×13.2".
+func change(ch analyzer.Change) string {
+	if ch.Baseline == 0 && ch.Candidate == 0 {
+		return "-"
+	}
+	d := analyzer.FormatMs(ch.Delta)
+	if ch.Delta >= 0 {
+		d = "+" + d
+	} else {
+		d = "−" + strings.TrimPrefix(d, "-")
+	}
+	return d + " " + analyzer.FormatRatio(ch.Ratio)
+}
+
+// trimEmoji drops the leading status emoji of an outcome line.
+func trimEmoji(s string) string {
+	for _, p := range []string{"❌ ", "✅ ", "⚠️ "} {
+		if rest, ok := strings.CutPrefix(s, p); ok {
+			return rest
+		}
+	}
+	return s
+}

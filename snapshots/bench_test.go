@@ -1,0 +1,154 @@
+package snapshots
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// benchExchange is a typical recorded API call: about 1.5 KB with headers
+// and JSON bodies.
+func benchExchange(i int) *Exchange {
+	reqBody := bytes.Repeat([]byte(`{"sku":"A-1","qty":2},`), 12)
+	respBody := bytes.Repeat([]byte(`{"id":12345,"status":"shipped","total":"19.99"},`), 18)
+	return &Exchange{
+		Direction: Inbound,
+		Protocol:  "http",
+		Service:   "127.0.0.1:8080",
+		Start:     time.Unix(1700000000, int64(i)),
+		Duration:  3 * time.Millisecond,
+		Method:    "POST",
+		URL:       fmt.Sprintf("/orders/%d/items?expand=1", i),
+		Proto:     "HTTP/1.1",
+		RequestHeader: http.Header{
+			"Content-Type": {"application/json"}, "User-Agent": {"Go-http-client/1.1"},
+			"Accept-Encoding": {"gzip"}, "Traceparent": {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+		},
+		RequestBody:      reqBody,
+		RequestBodySize:  int64(len(reqBody)),
+		Status:           200,
+		ResponseHeader:   http.Header{"Content-Type": {"application/json"}, "Date": {"Mon, 02 Jan 2006 15:04:05 GMT"}},
+		ResponseBody:     respBody,
+		ResponseBodySize: int64(len(respBody)),
+	}
+}
+
+// BenchmarkWriter measures exchanges written per second (committed, since
+// Close waits for the last commit), from 8 concurrent producers.
+func BenchmarkWriter(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "bench.snap")
+	w, err := Create(path, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	size := int64(0)
+	e := benchExchange(0)
+	size = int64(len(e.RequestBody) + len(e.ResponseBody) + 300)
+	b.SetBytes(size)
+	b.SetParallelism(4)
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			i++
+			e := *e // shares headers and bodies, as a recorder's exchanges do not
+			e.URL = fmt.Sprintf("/orders/%d/items?expand=1", i)
+			w.CountSeen(Inbound)
+			w.AddExchange(&e)
+		}
+	})
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "exchanges/s")
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/exchange")
+	s, err := Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	n, _, err := s.Counts(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if n != int64(b.N) {
+		b.Fatalf("wrote %d exchanges, file holds %d", b.N, n)
+	}
+}
+
+// cpuTime returns the CPU time this process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkRunWrite measures results written per second, with two SQL
+// counts on half of them, from 4 producers per CPU.
+func BenchmarkRunWrite(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "bench.run")
+	w, err := CreateRun(path, RunInfo{Name: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetParallelism(4)
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			i++
+			w.Add(sampleResult(i))
+		}
+	})
+	if err := w.Close(RunInfo{}); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "results/s")
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/result")
+}
+
+// BenchmarkRunRead measures results read per second by Run.Results.
+func BenchmarkRunRead(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "bench.run")
+	w, err := CreateRun(path, RunInfo{Name: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 1; i <= b.N; i++ {
+		w.Add(sampleResult(i))
+	}
+	if err := w.Close(RunInfo{}); err != nil {
+		b.Fatal(err)
+	}
+	r, err := OpenRun(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	n := 0
+	for _, err := range r.Results(context.Background()) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	b.StopTimer()
+	if n != b.N {
+		b.Fatalf("read %d of %d", n, b.N)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "results/s")
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/result")
+}

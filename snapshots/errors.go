@@ -1,0 +1,17 @@
+package snapshots
+
+import "errors"
+
+// SchemaVersion is the snapshot and run file format version this package
+// writes and reads.
+const SchemaVersion = 1
+
+// Sentinel errors; wrapped with the file name.
+var (
+	// ErrNotSnapshot: the file is not a replay snapshot (or run file).
+	ErrNotSnapshot = errors.New("not a replay snapshot")
+	// ErrVersion: the file's format version is unknown or newer than this build.
+	ErrVersion = errors.New("unsupported snapshot version")
+	// ErrExists: Create was asked to write over an existing file.
+	ErrExists = errors.New("file exists")
+)

@@ -1,0 +1,130 @@
+package snapshots
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// sampleExchange returns a deterministic exchange numbered i.
+func sampleExchange(i int) *Exchange {
+	dir := Inbound
+	svc := "127.0.0.1:8080"
+	if i%3 == 0 {
+		dir, svc = Outbound, "catalog.example:443"
+	}
+	body := []byte(fmt.Sprintf(`{"order":%d,"items":[1,2,3]}`, i))
+	return &Exchange{
+		Direction:        dir,
+		Protocol:         "http",
+		Service:          svc,
+		Start:            time.Unix(1700000000, int64(i)*1000).UTC(),
+		Duration:         time.Duration(i%50+1) * time.Millisecond,
+		Method:           "GET",
+		URL:              fmt.Sprintf("http://%s/orders/%d?x=1", svc, i),
+		Proto:            "HTTP/1.1",
+		RequestHeader:    http.Header{"Accept": {"application/json"}, "X-Multi": {"a", "b"}},
+		Status:           200,
+		ResponseHeader:   http.Header{"Content-Type": {"application/json"}},
+		ResponseBody:     body,
+		ResponseBodySize: int64(len(body)),
+		TraceID:          "4bf92f3577b34da6a3ce929d0e0e4736",
+	}
+}
+
+func sampleStatement(i int) *Statement {
+	return &Statement{
+		ExchangeID:  int64(i%10 + 1),
+		Conn:        int64(i % 4),
+		Start:       time.Unix(1700000000, int64(i)*777).UTC(),
+		Duration:    time.Duration(i) * time.Microsecond,
+		Protocol:    ProtocolExtended,
+		SQL:         fmt.Sprintf("SELECT * FROM order_items WHERE order_id = %d", i),
+		Fingerprint: "SELECT * FROM order_items WHERE order_id = ?",
+		Rows:        3,
+		CommandTag:  "SELECT 3",
+	}
+}
+
+func collect[T any](t *testing.T, seq func(func(T, error) bool)) []T {
+	t.Helper()
+	var out []T
+	for v, err := range seq {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func TestWriteRead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.snap")
+	rules, err := ParseRules([]string{"GET /orders/{order}/status"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Create(path, Options{Rules: rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []*Exchange
+	for i := 1; i <= 100; i++ {
+		e := sampleExchange(i)
+		w.CountSeen(e.Direction)
+		w.AddExchange(e)
+		want = append(want, e)
+	}
+	var wantSt []*Statement
+	for i := 1; i <= 30; i++ {
+		s := sampleStatement(i)
+		w.AddStatement(s)
+		wantSt = append(wantSt, s)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got := collect(t, s.Exchanges(context.Background(), Filter{}))
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("exchanges (-want +got):\n%s", diff)
+	}
+	if got[0].Endpoint != "GET /orders/{id}" {
+		t.Errorf("endpoint = %q", got[0].Endpoint)
+	}
+	gotSt := collect(t, s.Statements(context.Background()))
+	if diff := cmp.Diff(wantSt, gotSt); diff != "" {
+		t.Errorf("statements (-want +got):\n%s", diff)
+	}
+	out := collect(t, s.Exchanges(context.Background(), Filter{Direction: Outbound}))
+	if len(out) != 33 {
+		t.Errorf("outbound = %d, want 33", len(out))
+	}
+	stats, err := s.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantStats := CaptureStats{InboundSeen: 67, InboundRecorded: 67, OutboundSeen: 33, OutboundRecorded: 33, Statements: 30}
+	if diff := cmp.Diff(wantStats, stats); diff != "" {
+		t.Errorf("stats (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantStats, w.Stats()); diff != "" {
+		t.Errorf("writer stats (-want +got):\n%s", diff)
+	}
+	gotRules, err := s.Rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gotRules) != 1 || gotRules[0].String() != "GET /orders/{order}/status" {
+		t.Errorf("rules = %v", gotRules)
+	}
+}

@@ -1,0 +1,197 @@
+package sqlcount
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+const (
+	// relayBufferSize is the read size of each direction: what one read
+	// returns is decoded, then written on in one write.
+	relayBufferSize = 32 << 10
+	// startupTimeout bounds the startup phase of a client (as PostgreSQL's
+	// authentication_timeout bounds authentication).
+	startupTimeout = time.Minute
+	maxStartupLen  = 10000 // PostgreSQL's MAX_STARTUP_PACKET_LENGTH
+
+	sslRequestCode    = 80877103
+	gssEncRequestCode = 80877104
+	cancelRequestCode = 80877102
+)
+
+// handle serves one client connection.
+func (p *Proxy) handle(ctx context.Context, client net.Conn) {
+	id := p.connSeq.Add(1)
+	log := p.log.With("conn", id, "client", client.RemoteAddr().String())
+	stop := context.AfterFunc(ctx, func() { client.Close() })
+	defer stop()
+	defer client.Close()
+
+	client.SetDeadline(time.Now().Add(startupTimeout))
+	startup, cancel, err := readStartup(client)
+	if err != nil {
+		if isMalformed(err) {
+			log.Warn("sqlcount: closing client connection: malformed startup", "reason", err.Error())
+		} else if !isDisconnect(err) {
+			log.Debug("sqlcount: client startup", "err", err)
+		}
+		return
+	}
+	client.SetDeadline(time.Time{})
+	if cancel {
+		p.forwardCancel(ctx, startup, log)
+		return
+	}
+
+	d := net.Dialer{Timeout: p.dialTimeout}
+	server, err := d.DialContext(ctx, "tcp", p.upstream)
+	if err != nil {
+		log.Warn("sqlcount: cannot reach upstream", "upstream", p.upstream, "err", err)
+		msg, _ := (&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "08006",
+			Message: "sqlcount: cannot reach upstream server " + p.upstream + ": " + err.Error()}).Encode(nil)
+		client.Write(msg)
+		return
+	}
+	stopServer := context.AfterFunc(ctx, func() { server.Close() })
+	defer stopServer()
+	defer server.Close()
+	if _, err := server.Write(startup); err != nil {
+		log.Debug("sqlcount: upstream write", "err", err)
+		return
+	}
+
+	s := newSession(p, id)
+	done := make(chan error, 1)
+	go func() {
+		err := p.relay(server, client, s.server.feed)
+		client.Close()
+		server.Close()
+		done <- err
+	}()
+	cerr := p.relay(client, server, s.client.feed)
+	client.Close()
+	server.Close()
+	serr := <-done
+
+	switch {
+	case isMalformed(cerr):
+		log.Warn("sqlcount: closing connection: malformed client message", "reason", cerr.Error())
+	case isMalformed(serr):
+		log.Warn("sqlcount: closing connection: malformed server message", "reason", serr.Error())
+	case s.client.fr.partial() && ctx.Err() == nil:
+		log.Info("sqlcount: client disconnected in the middle of a message")
+	case s.server.fr.partial() && ctx.Err() == nil:
+		log.Info("sqlcount: server disconnected in the middle of a message")
+	}
+}
+
+// relay copies src to dst, feeding every chunk to the decoder before it is
+// written on, until either side fails or the decoder finds the stream
+// malformed.
+func (p *Proxy) relay(src, dst net.Conn, feed func([]byte, time.Time) error) error {
+	bp := p.bufs.Get().(*[]byte)
+	defer p.bufs.Put(bp)
+	buf := *bp
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if ferr := feed(buf[:n], time.Now()); ferr != nil {
+				return ferr
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return werr
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func isMalformed(err error) bool {
+	var m *malformedError
+	return errors.As(err, &m)
+}
+
+func isDisconnect(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// readStartup reads the client's first message, answering SSLRequest and
+// GSSENCRequest with 'N' (no encryption) until the real one comes. It
+// returns the raw StartupMessage or CancelRequest, and whether it is the
+// latter.
+func readStartup(rw io.ReadWriter) (msg []byte, cancel bool, err error) {
+	var hdr [4]byte
+	for range 4 {
+		if _, err := io.ReadFull(rw, hdr[:]); err != nil {
+			return nil, false, err
+		}
+		length := int(int32(binary.BigEndian.Uint32(hdr[:])))
+		if length < 8 || length > maxStartupLen {
+			return nil, false, malformedf("startup packet: bad length %d", length)
+		}
+		msg := make([]byte, length)
+		copy(msg, hdr[:])
+		if _, err := io.ReadFull(rw, msg[4:]); err != nil {
+			return nil, false, err
+		}
+		code := binary.BigEndian.Uint32(msg[4:8])
+		switch code {
+		case sslRequestCode, gssEncRequestCode:
+			if length != 8 {
+				return nil, false, malformedf("startup packet: encryption request of length %d", length)
+			}
+			if _, err := rw.Write([]byte{'N'}); err != nil {
+				return nil, false, err
+			}
+			continue
+		case cancelRequestCode:
+			var cr pgproto3.CancelRequest
+			if err := cr.Decode(msg[4:]); err != nil {
+				return nil, false, malformedf("CancelRequest: %s", err)
+			}
+			return msg, true, nil
+		}
+		if code>>16 != 3 {
+			return nil, false, malformedf("startup packet: unknown request code or protocol version %d.%d", code>>16, code&0xffff)
+		}
+		// Validate with pgproto3, which knows only some 3.x minor versions;
+		// the server negotiates the minor version itself.
+		body := append([]byte(nil), msg[4:]...)
+		binary.BigEndian.PutUint32(body, pgproto3.ProtocolVersion30)
+		var sm pgproto3.StartupMessage
+		if err := sm.Decode(body); err != nil {
+			return nil, false, malformedf("startup packet: %s", err)
+		}
+		return msg, false, nil
+	}
+	return nil, false, malformedf("startup packet: too many encryption requests")
+}
+
+// forwardCancel sends a CancelRequest to the server on a new connection and
+// waits until the server has closed it, as the client waits for us.
+func (p *Proxy) forwardCancel(ctx context.Context, msg []byte, log *slog.Logger) {
+	d := net.Dialer{Timeout: p.dialTimeout}
+	server, err := d.DialContext(ctx, "tcp", p.upstream)
+	if err != nil {
+		log.Debug("sqlcount: cancel request: cannot reach upstream", "err", err)
+		return
+	}
+	defer server.Close()
+	server.SetDeadline(time.Now().Add(p.dialTimeout))
+	if _, err := server.Write(msg); err != nil {
+		log.Debug("sqlcount: cancel request", "err", err)
+		return
+	}
+	io.Copy(io.Discard, server)
+}

@@ -1,0 +1,59 @@
+// Package sqlcount is a PostgreSQL wire-protocol proxy that counts, times,
+// fingerprints and attributes every SQL statement passing through it.
+//
+// A Proxy sits between an application and its PostgreSQL server:
+//
+//	p, err := sqlcount.New(sqlcount.Config{Upstream: "127.0.0.1:5432", OnStatement: save})
+//	go p.Serve(ctx, listener) // the app connects to the listener instead of the server
+//	...
+//	p.Begin(exchangeID, traceID) // an inbound request is in flight
+//	counts := p.End(exchangeID)  // it ended: the statements it caused, per fingerprint
+//	totals := p.Stats()          // everything so far, per fingerprint
+//
+// # The wire
+//
+// The proxy answers SSLRequest and GSSENCRequest with 'N' (no encryption),
+// forwards the StartupMessage, and from then on relays both directions
+// without changing a byte: each read is decoded (message framing, and the
+// few messages that matter) and then written on whole. Authentication (trust,
+// md5, SCRAM-SHA-256, …) passes through untouched; a CancelRequest is
+// forwarded to the server on a new connection. A malformed message (a bad
+// length, an unknown startup code) ends that connection with the reason
+// logged; a peer that hangs up mid-message ends its connection only.
+//
+// # Counting
+//
+// A statement counts once, when the server completes it: CommandComplete,
+// EmptyQueryResponse, or the ErrorResponse that ends it. This is exact for
+// the simple protocol (a query string with several statements counts each,
+// and each gets its own piece of the text, split on top-level semicolons),
+// for the extended protocol (the text of an Execute comes from the Parse of
+// its statement, named or unnamed, through the portal its Bind made), for
+// pipelines (after an error the server skips to the next Sync, and so does
+// the count), for portals run in pieces (one statement, all its rows) and for
+// COPY. An error in Parse or Bind counts as a failed statement once. Rows
+// come from the command tag, else from the DataRows.
+//
+// Fingerprints fold literals and parameters to "?" (negative numbers, IN
+// lists and VALUES rows of any length included) and keep the rest of the
+// text readable; see Fingerprint. They are computed once per statement
+// shape and cached.
+//
+// # Attribution
+//
+// A statement belongs to an inbound request when it carries the request's
+// trace id in a sqlcommenter traceparent comment
+// (/*traceparent='00-<trace id>-<span id>-01'*/, URL-encoded or not), under
+// any concurrency; else when exactly one request was in flight from the
+// statement's start to its completion, with no other request beginning or
+// ending in between; else it counts in the totals only.
+//
+// # What it does not do
+//
+// It does not terminate TLS (clients must accept a plain connection), keep
+// statement text across connections, see statements prepared before the
+// client connected through it (an Execute of such a statement counts under
+// "(unknown prepared statement NAME)"), or map a Sync that follows a COPY
+// FROM STDIN in the same extended-protocol pipeline (the server ignores
+// it, the proxy does not); it never rewrites traffic.
+package sqlcount

@@ -1,0 +1,204 @@
+package sqlcount
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/replaykit/replay/snapshots"
+)
+
+// Config configures a Proxy. Only Upstream is required.
+type Config struct {
+	// Upstream is host:port of the real PostgreSQL server.
+	Upstream string
+	// OnStatement is called with every completed statement (its ExchangeID
+	// set when it was attributed to a request). It is called from the
+	// proxy's connection goroutines, before the client sees the statement's
+	// completion, so it must be quick: queue, don't write. Nil ignores
+	// statements (they are still counted in Stats and by End).
+	OnStatement func(*snapshots.Statement)
+	// Logger receives connection problems (malformed messages, unreachable
+	// upstream) with their reason; nil discards them.
+	Logger *slog.Logger
+	// DialTimeout bounds connecting to Upstream; zero means 10s.
+	DialTimeout time.Duration
+}
+
+// Proxy is a PostgreSQL wire-protocol proxy that counts, times,
+// fingerprints and attributes every statement that passes through it. Its
+// methods are safe for concurrent use.
+type Proxy struct {
+	upstream    string
+	onStatement func(*snapshots.Statement)
+	log         *slog.Logger
+	dialTimeout time.Duration
+
+	fps        *fingerprints
+	tracker    *tracker
+	statements atomic.Int64
+	connSeq    atomic.Int64
+	bufs       sync.Pool
+}
+
+// Stats are the totals of a proxy since it was made.
+type Stats struct {
+	// Statements is the number of statements completed.
+	Statements int64
+	// Fingerprints holds the totals per fingerprint, the most frequent
+	// first (ties in fingerprint order).
+	Fingerprints []FingerprintStats
+}
+
+// FingerprintStats are the totals of one fingerprint.
+type FingerprintStats struct {
+	// Fingerprint is the folded statement text.
+	Fingerprint string
+	// Count is the number of statements with this fingerprint.
+	Count int64
+	// Total is their summed duration, and Mean Total/Count.
+	Total time.Duration
+	Mean  time.Duration
+}
+
+// New returns a proxy to cfg.Upstream.
+func New(cfg Config) (*Proxy, error) {
+	if cfg.Upstream == "" {
+		return nil, errors.New("sqlcount: no upstream server given")
+	}
+	if _, _, err := net.SplitHostPort(cfg.Upstream); err != nil {
+		return nil, fmt.Errorf("sqlcount: upstream %q: want host:port: %w", cfg.Upstream, err)
+	}
+	p := newProxy(cfg)
+	return p, nil
+}
+
+func newProxy(cfg Config) *Proxy {
+	p := &Proxy{
+		upstream:    cfg.Upstream,
+		onStatement: cfg.OnStatement,
+		log:         cfg.Logger,
+		dialTimeout: cfg.DialTimeout,
+		fps:         newFingerprints(),
+		tracker:     newTracker(),
+	}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	if p.dialTimeout <= 0 {
+		p.dialTimeout = 10 * time.Second
+	}
+	p.bufs.New = func() any { b := make([]byte, relayBufferSize); return &b }
+	return p
+}
+
+// Serve accepts client connections on l and proxies them to the upstream
+// server until ctx is done or l is closed; then it closes the connections
+// it accepted and returns once they are all done (no OnStatement call
+// happens after it returns). It returns nil on such a shutdown.
+func (p *Proxy) Serve(ctx context.Context, l net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { l.Close() })
+	defer stop()
+
+	var wg sync.WaitGroup
+	var err error
+	backoff := 5 * time.Millisecond
+	for {
+		c, aerr := l.Accept()
+		if aerr != nil {
+			if ctx.Err() != nil || errors.Is(aerr, net.ErrClosed) {
+				break
+			}
+			if errors.Is(aerr, syscall.EMFILE) || errors.Is(aerr, syscall.ENFILE) || errors.Is(aerr, syscall.ECONNABORTED) {
+				p.log.Warn("sqlcount: accept", "err", aerr)
+				select {
+				case <-time.After(backoff):
+				case <-ctx.Done():
+				}
+				backoff = min(2*backoff, time.Second)
+				continue
+			}
+			err = fmt.Errorf("sqlcount: accept: %w", aerr)
+			break
+		}
+		backoff = 5 * time.Millisecond
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.handle(ctx, c)
+		}()
+	}
+	cancel()
+	wg.Wait()
+	return err
+}
+
+// Begin tells the proxy that the inbound request id is in flight; traceID
+// is the W3C trace id it carries (32 hex digits), or "".
+func (p *Proxy) Begin(id int64, traceID string) { p.tracker.begin(id, traceID) }
+
+// End tells the proxy that the request id has ended and returns the
+// statements attributed to it, per fingerprint. Statements that complete
+// after End are not attributed to it.
+func (p *Proxy) End(id int64) []snapshots.SQLCount { return p.tracker.end(id) }
+
+// Stats returns the totals so far.
+func (p *Proxy) Stats() Stats {
+	st := Stats{Statements: p.statements.Load()}
+	for _, fp := range p.fps.all() {
+		n := fp.count.Load()
+		if n == 0 {
+			continue
+		}
+		total := time.Duration(fp.total.Load())
+		st.Fingerprints = append(st.Fingerprints, FingerprintStats{
+			Fingerprint: fp.text, Count: n, Total: total, Mean: total / time.Duration(n),
+		})
+	}
+	slices.SortFunc(st.Fingerprints, func(a, b FingerprintStats) int {
+		if c := cmp.Compare(b.Count, a.Count); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Fingerprint, b.Fingerprint)
+	})
+	return st
+}
+
+// record counts a completed statement, attributes it and reports it.
+func (p *Proxy) record(conn int64, st stmtRef, proto string, win *window, start, end time.Time, rows int64, tag []byte, errText string) {
+	d := max(end.Sub(start), 0)
+	st.fp.add(d)
+	p.statements.Add(1)
+	var exch int64
+	if st.fp.text != "" {
+		// An empty query is a pool's liveness ping ("-- ping", ";"): the
+		// driver's, not the request's.
+		exch = p.tracker.attribute(st.trace, win, st.fp.text, d)
+	}
+	if p.onStatement == nil {
+		return
+	}
+	p.onStatement(&snapshots.Statement{
+		ExchangeID:  exch,
+		TraceID:     st.trace,
+		Conn:        conn,
+		Start:       start,
+		Duration:    d,
+		Protocol:    proto,
+		SQL:         st.sql,
+		Fingerprint: st.fp.text,
+		Rows:        rows,
+		CommandTag:  string(tag),
+		Error:       errText,
+	})
+}
