@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
@@ -95,10 +96,21 @@ func reportCPU(b *testing.B, start float64) {
 func BenchmarkSummarize1M(b *testing.B) {
 	const n = 1_000_000
 	cpu := cpuSeconds()
+	var s *Summary
 	for b.Loop() {
-		benchSummary(b, n, 1, 20, 0)
+		s = benchSummary(b, n, 1, 20, 0)
 	}
 	reportCPU(b, cpu)
+	// What a summary of a million results keeps: bounded by endpoints.
+	var before, after runtime.MemStats
+	s = nil
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	s = benchSummary(b, n, 1, 20, 0)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/1e6, "summary-MB")
+	runtime.KeepAlive(s)
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "results/s")
 }
 

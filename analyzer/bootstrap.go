@@ -125,29 +125,41 @@ func bootstrapRatios(base, cand side, pairs, resamples int, conf float64, rng *r
 // index) and returns the resample's p95 and p99. Only the largest values
 // can be a resample's p95 or p99, so for large samples it draws how many of
 // the n draws land among the top T values (binomial, by its normal
-// approximation, with mean 2·t95 + 64) and then only those draws.
+// approximation; T leaves four standard deviations above the t95 draws the
+// p95 needs) and then only those draws; in the rare resample with too few,
+// it draws all n.
 func resampleIID(s *side, counts []int32, rng *rand.Rand) (p95, p99 int64) {
 	n := len(s.values)
 	t95 := n - rank(0.95, n) + 1
-	if top := 2*t95 + 64; top <= n/4 {
+	if top := t95 + 4*int(math.Sqrt(float64(t95))) + 16; top <= n/4 {
 		p := float64(top) / float64(n)
 		mean := float64(n) * p
 		k := int(math.Round(mean + math.Sqrt(mean*(1-p))*rng.NormFloat64()))
 		if k >= t95 {
 			tail := counts[n-top:]
 			clear(tail)
-			for range k {
-				tail[rng.IntN(top)]++
-			}
+			draw(tail, k, rng)
 			// The scan stops within the tail: it holds at least t95 draws.
 			return s.quantilesWeighted(n, func(i int) int { return int(counts[i]) })
 		}
 	}
 	clear(counts)
-	for range n {
-		counts[rng.IntN(n)]++
-	}
+	draw(counts, n, rng)
 	return s.quantilesWeighted(n, func(i int) int { return int(counts[i]) })
+}
+
+// draw adds k uniform draws to counts, two per 64-bit random number
+// (multiply-shift; the bias, below len(counts)/2³², is immaterial here).
+func draw(counts []int32, k int, rng *rand.Rand) {
+	m := uint64(len(counts))
+	for ; k >= 2; k -= 2 {
+		x := rng.Uint64()
+		counts[(x&0xFFFFFFFF)*m>>32]++
+		counts[(x>>32)*m>>32]++
+	}
+	if k == 1 {
+		counts[(rng.Uint64()&0xFFFFFFFF)*m>>32]++
+	}
 }
 
 // orderInterval returns a distribution-free confidence interval (at level

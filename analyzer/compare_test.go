@@ -35,9 +35,14 @@ func noisy(name string, seed uint64) runSpec {
 	return runSpec{name: name, n: 6000, slices: 20, drift: 0.25, driftSeed: seed, jitter: 0.10, outliers: 0.02, explain: 3, seed: seed*100 + uint64(len(name))}
 }
 
+// seeds is how many seeds a many-seed test runs: n, or fewer in -short
+// mode and under the race detector.
 func seeds(t *testing.T, n int) int {
-	if testing.Short() {
+	switch {
+	case testing.Short():
 		return max(n/5, 2)
+	case raceEnabled:
+		return max(n/3, 2)
 	}
 	return n
 }
@@ -58,6 +63,9 @@ func TestCompareAANoRegression(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			regressions, improvements, inconclusive, total := 0, 0, 0, 0
 			n := seeds(t, 30)
+			if mode == "sequential" {
+				n = seeds(t, 20)
+			}
 			for seed := range uint64(n) {
 				bs, cs := noisy("baseline", seed), noisy("candidate", seed)
 				if mode == "sequential" {

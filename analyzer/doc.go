@@ -48,18 +48,20 @@
 //     confidence interval (99%, 2000 resamples, fixed seed, so a comparison
 //     is reproducible) of the candidate/baseline ratio of the percentile must
 //     exclude 1. When both runs were interleaved in slices (Result.Slice > 0
-//     throughout, at least 8 slices each) the bootstrap resamples slice pairs
-//     — the i-th slice of the baseline with the i-th of the candidate, whole
-//     slices at a time — so that machine drift shared by a pair cancels and
-//     the variation between slices widens the interval; otherwise each side
-//     is resampled independently. (2) As a guard that holds for any sample
+//     throughout, at least MinBlocks = 8 slices each; the replayer should
+//     use 10 to 20) the bootstrap resamples slice pairs — the i-th slice of
+//     the baseline with the i-th of the candidate, whole slices at a time —
+//     so that machine drift shared by a pair cancels and the variation
+//     between slices widens the interval; otherwise each side is resampled
+//     independently. (2) As a guard that holds for any sample
 //     size and distribution, the sides' distribution-free intervals of the
 //     percentile (binomial order statistics, 99% each) must not overlap.
 //     (3) Large enough to matter: at least MinChange (5 ms; 10 ms for the
 //     p99) and MinRelative (10%; 25% for the p99). Sequential runs share no
 //     slices, and separate runs of one build differ by tens of percent on a
-//     noisy machine, so without interleaving the relative minimum is raised
-//     to MinRelativeSequential (50%).
+//     noisy machine, so without interleaving (or with fewer than 8 slice
+//     pairs, too few to resample) the relative minimum is raised to
+//     MinRelativeSequential (50%).
 //   - SQL statements per request (each side's preferred source). With exact
 //     counts on both sides (explain phase), a rise of at least
 //     MinSQLIncrease (1 statement per request) is a regression on its own,
@@ -73,13 +75,16 @@
 // improvement when any improved; else unchanged when at least one endpoint
 // was judged unchanged; else inconclusive (nothing could be judged).
 //
-// Measured on synthetic runs much noisier than an interleaved comparison
-// should be (per-slice machine drift of 25% shared by both sides, 10–20%
-// more per slice and side, 2% of requests paused up to 30 ms), the same
-// build on both sides gave no regression and no improvement in 600
-// endpoint comparisons; +10 ms on an endpoint with a 3 ms median was found
-// in 30 of 30, and 50 ms on one with a p95 of a few milliseconds in every
-// run, with 60 requests per side or more.
+// Measured on synthetic interleaved runs much noisier than a comparison
+// should be (machine drift per slice of 25% shared by both sides, another
+// 10% per slice and side alone, 2% of requests paused up to 30 ms; three
+// endpoints, 6000 requests per run), the same build on both sides gave 1
+// regression in 900 endpoint comparisons (a p95 of 142 ms read as 166 ms)
+// and 0 in 600 more; 50 ms added to an endpoint with a p95 of a few
+// milliseconds was found in 100 of 100 runs, interleaved, sequential, and
+// with only 60 requests per endpoint and side; +8 ms on a 3 ms median in 60
+// of 60 (+5 ms, the minimum, in 29 of 60); a 30% slower endpoint with a p95
+// of 150 ms in 59 of 60 (20%: 47 of 60).
 //
 // # Explanations
 //

@@ -35,7 +35,7 @@ func TestRunFileRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	bs, cs := noisy("baseline", 5), noisy("candidate", 5)
-	bs.n, cs.n = 3000, 3000
+	bs.n, cs.n = 1500, 1500
 	bs.misses, cs.misses = 0, 3
 	slow := demoEndpoints()
 	slow[0].sql = []snapshots.SQLCount{listSQL, {Fingerprint: itemsFP, Count: 50, Duration: 10 * ms}}

@@ -21,16 +21,24 @@ func SummarizeRun(ctx context.Context, r RunSource, opts SummarizeOptions) (*Sum
 	return Summarize(ctx, r.Info(), r.Results(ctx), opts)
 }
 
-// CompareRuns summarizes two runs and compares the candidate with the
-// baseline.
+// CompareRuns summarizes two runs, side by side (reading a run file is
+// what takes time), and compares the candidate with the baseline. The two
+// sources must be safe to read at the same time (two *snapshots.Run are).
 func CompareRuns(ctx context.Context, base, cand RunSource, sopts SummarizeOptions, copts CompareOptions) (*Comparison, error) {
-	b, err := SummarizeRun(ctx, base, sopts)
-	if err != nil {
-		return nil, fmt.Errorf("baseline: %w", err)
+	var k *Summary
+	var kerr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		k, kerr = SummarizeRun(ctx, cand, sopts)
+	}()
+	b, berr := SummarizeRun(ctx, base, sopts)
+	<-done
+	if berr != nil {
+		return nil, fmt.Errorf("baseline: %w", berr)
 	}
-	k, err := SummarizeRun(ctx, cand, sopts)
-	if err != nil {
-		return nil, fmt.Errorf("candidate: %w", err)
+	if kerr != nil {
+		return nil, fmt.Errorf("candidate: %w", kerr)
 	}
 	return Compare(b, k, copts)
 }

@@ -47,15 +47,19 @@ func Summarize(ctx context.Context, info snapshots.RunInfo, results iter.Seq2[*s
 	if opts.Seed == 0 {
 		opts.Seed = 1
 	}
+	op := "summarize run"
+	if info.Name != "" {
+		op = fmt.Sprintf("summarize run %q", info.Name)
+	}
 	a := &runAcc{opts: opts, endpoints: map[string]*endpointAcc{}, slices: map[int]int64{}, allSliced: true}
 	n := 0
 	for r, err := range results {
 		if err != nil {
-			return nil, fmt.Errorf("summarize run %q: %w", info.Name, err)
+			return nil, fmt.Errorf("%s: %w", op, err)
 		}
 		if n++; n&1023 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("summarize run %q: %w", info.Name, err)
+				return nil, fmt.Errorf("%s: %w", op, err)
 			}
 		}
 		if r != nil {
@@ -63,7 +67,7 @@ func Summarize(ctx context.Context, info snapshots.RunInfo, results iter.Seq2[*s
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("summarize run %q: %w", info.Name, err)
+		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	return a.summary(info), nil
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -28,8 +29,10 @@ var benchPayload = []byte(`{"id":42,"name":"widget","price":{"amount":1999,"curr
 // paths from a recording of 1000 items per service.
 type benchEnv struct {
 	plainUp, tlsUp *httptest.Server
-	proxy          string
+	proxy          string      // the mock, answering
+	passProxy      string      // a mock with OnMiss passthrough, resolving names to the upstreams
 	ca             *tls.Config // trusts the mock's CA
+	upTLS          *tls.Config // trusts the upstream, whatever name it is reached by
 }
 
 func newBenchEnv(b *testing.B) *benchEnv {
@@ -38,7 +41,10 @@ func newBenchEnv(b *testing.B) *benchEnv {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(benchPayload)
 	})
-	e := &benchEnv{plainUp: httptest.NewServer(h), tlsUp: httptest.NewTLSServer(h)}
+	tlsUp := httptest.NewUnstartedServer(h)
+	tlsUp.Config.ErrorLog = log.New(io.Discard, "", 0) // handshakes cut at cleanup
+	tlsUp.StartTLS()
+	e := &benchEnv{plainUp: httptest.NewServer(h), tlsUp: tlsUp}
 	b.Cleanup(e.plainUp.Close)
 	b.Cleanup(e.tlsUp.Close)
 	c := testCA(b)
@@ -54,6 +60,12 @@ func newBenchEnv(b *testing.B) *benchEnv {
 	s := newServer(b, Config{Exchanges: exs, CA: c})
 	e.proxy = startMock(b, s)
 	e.ca = &tls.Config{RootCAs: c.Pool()}
+	e.upTLS = tlsUp.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+	e.upTLS.ServerName = "example.com" // httptest's certificate
+	plainAddr, tlsAddr := e.plainUp.Listener.Addr().String(), tlsUp.Listener.Addr().String()
+	pass := newServer(b, Config{Exchanges: exs, CA: c, OnMiss: OnMissPassthrough, UpstreamTLS: e.upTLS,
+		Resolve: map[string]string{"api.test:80": plainAddr, "api.test:443": tlsAddr, "other.test:80": plainAddr, "other.test:443": tlsAddr}})
+	e.passProxy = startMock(b, pass)
 	return e
 }
 
@@ -88,25 +100,44 @@ func fetch(c *http.Client, u string) error {
 	return nil
 }
 
-// targets returns the client and the URL maker for one configuration.
+// targets returns the client and the URL maker for one configuration:
+//
+//	direct       the client calls the upstream itself
+//	mock         the mock answers from the recording
+//	forward      through the mock to a service it does not mock: plain HTTP
+//	             forwarded, HTTPS tunnelled (CONNECT, no interception)
+//	miss-pass    through the mock to a mocked service, missing, passed
+//	             through to the real upstream (HTTPS intercepted); the
+//	             cost of explaining a miss is in BenchmarkMatch/miss
 func (e *benchEnv) targets(b *testing.B, via, scheme string) (*http.Client, func(i int) string) {
-	switch {
-	case via == "direct" && scheme == "http":
-		return benchClient(b, "", nil), func(i int) string { return fmt.Sprintf("%s/items/%d?view=full", e.plainUp.URL, i%1000) }
-	case via == "direct":
-		return benchClient(b, "", e.tlsUp.Client().Transport.(*http.Transport).TLSClientConfig),
-			func(i int) string { return fmt.Sprintf("%s/items/%d?view=full", e.tlsUp.URL, i%1000) }
-	default:
-		return benchClient(b, e.proxy, e.ca), func(i int) string { return fmt.Sprintf("%s://api.test/items/%d?view=full", scheme, i%1000) }
+	path := func(i int) string { return fmt.Sprintf("/items/%d?view=full", i%1000) }
+	switch via {
+	case "direct":
+		if scheme == "http" {
+			return benchClient(b, "", nil), func(i int) string { return e.plainUp.URL + path(i) }
+		}
+		return benchClient(b, "", e.upTLS), func(i int) string { return e.tlsUp.URL + path(i) }
+	case "mock":
+		return benchClient(b, e.proxy, e.ca), func(i int) string { return scheme + "://api.test" + path(i) }
+	case "forward":
+		return benchClient(b, e.passProxy, e.upTLS), func(i int) string { return scheme + "://other.test" + path(i) }
+	case "miss-pass":
+		// Ten distinct misses: each is explained once, then only counted.
+		return benchClient(b, e.passProxy, e.ca), func(i int) string { return scheme + "://api.test/pass" + path(i%10) }
 	}
+	b.Fatalf("no target %q", via)
+	return nil, nil
 }
 
+// benchVias are the configurations the benchmarks compare.
+var benchVias = []string{"direct", "mock", "forward", "miss-pass"}
+
 // BenchmarkThroughput: answers per second with benchConcurrency keep-alive
-// clients, straight from the upstream and through the mock.
+// clients, for each configuration of targets.
 func BenchmarkThroughput(b *testing.B) {
 	e := newBenchEnv(b)
 	for _, scheme := range []string{"http", "https"} {
-		for _, via := range []string{"direct", "mock"} {
+		for _, via := range benchVias {
 			b.Run(via+"-"+scheme, func(b *testing.B) {
 				c, target := e.targets(b, via, scheme)
 				b.SetParallelism(max(1, benchConcurrency/runtime.GOMAXPROCS(0)))
@@ -140,12 +171,12 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkLatency: one client, one request at a time: the mock's latency
-// next to the upstream's (its added latency is the difference).
+// BenchmarkLatency: one client, one request at a time, for each
+// configuration of targets: what the mock adds is the difference to direct.
 func BenchmarkLatency(b *testing.B) {
 	e := newBenchEnv(b)
 	for _, scheme := range []string{"http", "https"} {
-		for _, via := range []string{"direct", "mock"} {
+		for _, via := range benchVias {
 			b.Run(via+"-"+scheme, func(b *testing.B) {
 				c, target := e.targets(b, via, scheme)
 				if err := fetch(c, target(0)); err != nil { // connection (and TLS) set up

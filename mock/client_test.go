@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaykit/replay/internal/pgtest"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -26,7 +27,7 @@ func TestMain(m *testing.M) {
 	if u := os.Getenv(clientEnv); u != "" {
 		os.Exit(runClient(u))
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m)) // a database only for TestDemoCatalog
 }
 
 type clientResult struct {

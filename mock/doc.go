@@ -14,7 +14,9 @@
 //     an upstream base URL instead of a proxy.
 //
 // Load reads a snapshot's outbound exchanges for Config.Exchanges; the
-// replayer starts a Server in-process and reads Misses and MissLog after a run.
+// replayer starts a Server in-process (serving it on its own listener) and
+// reads Misses, MissLog and Stats after a run. Close ends the CONNECT
+// tunnels still open once the listener has stopped.
 //
 // # Matching
 //
@@ -33,6 +35,9 @@
 //     endpoint template (snapshots.Endpoint with Config.Rules, e.g.
 //     "GET /items/{id}") must be equal. Among the candidates the recorded
 //     request most similar to the request answers (strongest match).
+//
+// Config.Match stops at a stricter level (Exact or Loose), so that a request
+// for an id that was not recorded is a miss rather than another id's answer.
 //
 // Headers are never compared (they carry dates, tokens and client versions).
 //
@@ -71,7 +76,8 @@
 // (status 0) answers 502 with X-Replay-Mock: recorded-error.
 //
 // A miss (no level finds a candidate) is counted (Misses), kept in MissLog
-// (distinct requests, at most MissLogLimit, each with a count) and logged.
+// (distinct requests by method, service, path, query and body, at most
+// MissLogLimit, each with a count) and logged at Info level.
 // With OnMiss "error" it answers 502 with header X-Replay-Mock: miss and a
 // JSON body naming the closest recorded request of the service and the
 // fields that differ:
@@ -82,6 +88,9 @@
 // With OnMiss "passthrough" the real upstream answers instead (the miss is
 // still counted).
 //
+// Limits: intercepted HTTPS speaks HTTP/1.1 only (clients fall back to it);
+// a request whose recorded body was cut at the recorder's body limit cannot
+// match (its body is compared whole); WebSocket upgrades are not mocked.
 // The package records nothing (see recorder) and does not mock databases:
 // SQL goes to a real PostgreSQL (see sqlcount).
 package mock

@@ -17,8 +17,7 @@ import (
 	"github.com/replaykit/replay/internal/ca"
 )
 
-// caDir is one CA shared by the package's tests (creating one is cheap, but
-// each test needn't).
+// testCA creates a CA in a temporary directory.
 func testCA(t testing.TB) *ca.CA {
 	t.Helper()
 	c, err := ca.LoadOrCreate(t.TempDir())
@@ -66,7 +65,8 @@ func proxyClient(t testing.TB, proxyURL string, roots *x509.CertPool) *http.Clie
 	return &http.Client{Transport: tr, Timeout: 60 * time.Second}
 }
 
-// get does a request and returns the response with its body read.
+// do does a request and returns the response with its body read; header is
+// name, value pairs.
 func do(t testing.TB, c *http.Client, method, u string, body []byte, header ...string) (*http.Response, []byte) {
 	t.Helper()
 	var rd io.Reader

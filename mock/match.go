@@ -2,6 +2,7 @@ package mock
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -22,6 +23,16 @@ const (
 	// recorded request most similar to the request answers.
 	Template
 )
+
+// ParseLevel parses "exact", "loose" or "template".
+func ParseLevel(s string) (Level, error) {
+	for _, l := range []Level{Exact, Loose, Template} {
+		if s == l.String() {
+			return l, nil
+		}
+	}
+	return 0, fmt.Errorf("match level %q: want exact, loose or template", s)
+}
 
 func (l Level) String() string {
 	switch l {
@@ -47,6 +58,7 @@ type entry struct {
 type matcher struct {
 	vol       volatility
 	rules     []snapshots.Rule
+	loosest   Level    // the last level tried
 	entries   []*entry // recorded order
 	byService map[string][]*entry
 	byRoute   map[string][]*entry    // by method, service and unescaped path
@@ -58,7 +70,7 @@ type matcher struct {
 }
 
 func newMatcher(exs []*snapshots.Exchange, vol volatility, rules []snapshots.Rule) (*matcher, error) {
-	m := &matcher{vol: vol, rules: rules, byService: map[string][]*entry{},
+	m := &matcher{vol: vol, rules: rules, loosest: Template, byService: map[string][]*entry{},
 		byRoute: map[string][]*entry{}, byEP: map[string][]*entry{}}
 	for i := range m.levels {
 		m.levels[i] = map[string][]*entry{}
@@ -118,7 +130,7 @@ func (m *matcher) key(q *request, l int) string {
 // not yet used answers, so that the nth identical request gets the nth
 // recorded response; once all are used the last one answers again.
 func (m *matcher) match(q *request) (*entry, Level) {
-	for l := range m.levels {
+	for l := range int(m.loosest) {
 		k := m.key(q, l)
 		if k == "" {
 			continue

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/replaykit/replay/internal/ca"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -320,6 +321,8 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"unrecorded service", Config{Exchanges: exs, Services: []string{"other.test:80"}}, "service not in the recording: other.test:80 (recorded services: api.test:80)"},
 		{"no port", Config{Exchanges: exs, Services: []string{"api.test"}}, `"api.test": want host:port`},
 		{"https without CA", Config{Exchanges: []*snapshots.Exchange{rec(1, "GET", "https://api.test/a", "", "a")}}, "a CA is needed"},
+		{"https with a nil *ca.CA", Config{CA: (*ca.CA)(nil), Exchanges: []*snapshots.Exchange{rec(1, "GET", "https://api.test/a", "", "a")}}, "a CA is needed"},
+		{"match level", Config{Exchanges: exs, Match: Level(7)}, "match level 7"},
 		{"bad exchange", Config{Exchanges: []*snapshots.Exchange{{ID: 9, URL: "/relative", Method: "GET"}}}, "exchange 9"},
 	}
 	for _, tt := range tests {
@@ -329,5 +332,36 @@ func TestNewRejectsBadConfig(t *testing.T) {
 				t.Fatalf("New: %v, want an error containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestMatchLoosest(t *testing.T) {
+	exs := []*snapshots.Exchange{rec(1, "GET", "https://api.test/items/1?a=1&b=2", "", "one")}
+	tests := []struct {
+		loosest Level
+		url     string
+		want    Level // 0: a miss
+	}{
+		{Exact, "https://api.test/items/1?a=1&b=2", Exact},
+		{Exact, "https://api.test/items/1?b=2&a=1", 0},
+		{Loose, "https://api.test/items/1?b=2&a=1", Loose},
+		{Loose, "https://api.test/items/2?a=1&b=2", 0},
+		{Template, "https://api.test/items/2?a=1&b=2", Template},
+	}
+	for _, tt := range tests {
+		m := newTestMatcher(t, exs...)
+		m.loosest = tt.loosest
+		q := ask(t, "GET", tt.url, "")
+		if _, got := m.match(&q); got != tt.want {
+			t.Errorf("loosest %s, %s: matched at %s, want %s", tt.loosest, tt.url, got, tt.want)
+		}
+	}
+	for _, s := range []string{"exact", "loose", "template"} {
+		if l, err := ParseLevel(s); err != nil || l.String() != s {
+			t.Errorf("ParseLevel(%q) = %v, %v", s, l, err)
+		}
+	}
+	if _, err := ParseLevel("fuzzy"); err == nil {
+		t.Error("ParseLevel accepted fuzzy")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -43,10 +44,6 @@ const (
 // not in the recording; the message lists the recorded services.
 var ErrUnknownService = errors.New("service not in the recording")
 
-// MissLogLimit bounds the distinct missed requests MissLog keeps; further
-// misses are still counted.
-const MissLogLimit = 256
-
 // maxRequestBody bounds the request body read for matching.
 const maxRequestBody = 64 << 20
 
@@ -70,6 +67,11 @@ type Config struct {
 	OnMiss string
 	// Timing is TimingNone (the default when empty) or TimingRecorded.
 	Timing string
+	// Match is the loosest level a request may match at: Exact, Loose, or
+	// Template (the default when zero). Exact or Loose make a request for
+	// an id that was not recorded a miss instead of answering it with
+	// another id's response.
+	Match Level
 	// CA intercepts HTTPS CONNECT tunnels to mocked services; required when
 	// a mocked service was recorded over HTTPS.
 	CA CA
@@ -123,7 +125,7 @@ type Server struct {
 
 	missMu   sync.Mutex
 	missLog  []*MissError
-	missByRq map[string]*MissError
+	missByRq map[string]*MissError // by request exact key
 
 	connMu sync.Mutex
 	conns  map[*trackedConn]struct{} // hijacked CONNECT connections
@@ -148,11 +150,26 @@ func New(cfg Config) (*Server, error) {
 	default:
 		return nil, fmt.Errorf("mock: timing %q: want %s or %s", cfg.Timing, TimingNone, TimingRecorded)
 	}
+	switch cfg.Match {
+	case 0:
+		cfg.Match = Template
+	case Exact, Loose, Template:
+	default:
+		return nil, fmt.Errorf("mock: match level %d: want Exact, Loose or Template", cfg.Match)
+	}
 	m, err := newMatcher(cfg.Exchanges, newVolatility(cfg.VolatileKeys), cfg.Rules)
 	if err != nil {
 		return nil, fmt.Errorf("mock: %w", err)
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, m: m, mocked: map[string]bool{}, resolve: map[string]string{}, missByRq: map[string]*MissError{}, conns: map[*trackedConn]struct{}{}}
+	m.loosest = cfg.Match
+	if isNil(cfg.CA) {
+		cfg.CA = nil // a nil *ca.CA in the interface
+	}
+	s := &Server{
+		cfg: cfg, log: cfg.Logger, m: m,
+		mocked: map[string]bool{}, resolve: map[string]string{},
+		missByRq: map[string]*MissError{}, conns: map[*trackedConn]struct{}{},
+	}
 	for from, to := range cfg.Resolve {
 		s.resolve[strings.ToLower(from)] = to
 	}
@@ -176,6 +193,14 @@ func New(cfg Config) (*Server, error) {
 	s.transport = s.newTransport()
 	s.proxy = s.newProxy()
 	return s, nil
+}
+
+func isNil(c CA) bool {
+	if c == nil {
+		return true
+	}
+	v := reflect.ValueOf(c)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // recorded normalises service ("host:port") and checks it was recorded.
@@ -210,25 +235,6 @@ func (s *Server) Services() []string {
 // RecordedServices returns every service with recorded exchanges, sorted.
 func (s *Server) RecordedServices() []string { return s.m.services() }
 
-// Misses returns the number of requests to mocked services that matched
-// nothing recorded.
-func (s *Server) Misses() int64 { return s.misses.Load() }
-
-// MissLog returns the distinct missed requests in the order first seen (at
-// most MissLogLimit), each with its Count. The slice and its elements are
-// copies.
-func (s *Server) MissLog() []*MissError {
-	s.missMu.Lock()
-	defer s.missMu.Unlock()
-	out := make([]*MissError, len(s.missLog))
-	for i, me := range s.missLog {
-		c := *me
-		c.Differences = slices.Clone(me.Differences)
-		out[i] = &c
-	}
-	return out
-}
-
 // Stats returns the counters so far.
 func (s *Server) Stats() Stats {
 	return Stats{
@@ -256,30 +262,13 @@ func (s *Server) Close() error {
 	return nil
 }
 
-func (s *Server) recordMiss(me *MissError) {
-	s.misses.Add(1)
-	s.log.Info("mock miss", "request", me.Request, "closest", me.Closest, "differences", me.Differences)
-	s.missMu.Lock()
-	defer s.missMu.Unlock()
-	if prev, ok := s.missByRq[me.Request]; ok {
-		prev.Count++
-		return
-	}
-	if len(s.missLog) < MissLogLimit {
-		s.missLog = append(s.missLog, me)
-		s.missByRq[me.Request] = me
-	}
-}
-
-// lookup matches a request to service; it returns the reply for a hit, or
-// the miss.
+// lookup matches a request to service; it returns the recorded entry that
+// answers it, or the miss.
 func (s *Server) lookup(r *http.Request, scheme, service string, body []byte) (*entry, *MissError) {
 	q := newRequest(r.Method, scheme, service, r.URL, r.Header.Get("Content-Type"), body)
 	en, level := s.m.match(&q)
 	if en == nil {
-		me := s.m.explain(&q)
-		s.recordMiss(me)
-		return nil, me
+		return nil, s.miss(&q)
 	}
 	switch level {
 	case Exact:
@@ -332,6 +321,13 @@ func readBody(r *http.Request) ([]byte, error) {
 // through to the real upstream.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodConnect {
+		s.connMu.Lock()
+		closed := s.closed
+		s.connMu.Unlock()
+		if closed {
+			http.Error(w, "replay mock: closed", http.StatusServiceUnavailable)
+			return
+		}
 		s.proxy.ServeHTTP(&hijackTracker{ResponseWriter: w, s: s}, r)
 		return
 	}

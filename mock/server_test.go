@@ -410,3 +410,28 @@ func TestRecordedError(t *testing.T) {
 		t.Errorf("%d %v %q", resp.StatusCode, resp.Header, body)
 	}
 }
+
+func TestCloseEndsTunnels(t *testing.T) {
+	c := testCA(t)
+	s := newServer(t, Config{CA: c, Exchanges: []*snapshots.Exchange{rec(1, "GET", "https://api.test/a", "", "a")}})
+	client := proxyClient(t, startMock(t, s), c.Pool())
+	if _, body := do(t, client, "GET", "https://api.test/a", nil); string(body) != "a" {
+		t.Fatalf("body %q", body)
+	}
+	open := func() int {
+		s.connMu.Lock()
+		defer s.connMu.Unlock()
+		return len(s.conns)
+	}
+	if n := open(); n != 1 {
+		t.Fatalf("%d tunnels open, want 1", n)
+	}
+	s.Close()
+	if n := open(); n != 0 {
+		t.Errorf("%d tunnels open after Close", n)
+	}
+	if resp, err := client.Get("https://api.test/a"); err == nil {
+		resp.Body.Close()
+		t.Errorf("a request through the closed mock got %s", resp.Status)
+	}
+}

@@ -145,8 +145,8 @@ func BenchmarkInbound(b *testing.B) {
 const (
 	benchConcurrency = 32
 	benchRate        = 2000
-	benchPhase       = 3 * time.Second
-	benchRounds      = 3
+	benchPhase       = 2 * time.Second
+	benchRounds      = 5
 )
 
 // swapSink forwards to a sink that can be replaced between phases.

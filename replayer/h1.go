@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -33,15 +34,32 @@ type h1Conn struct {
 
 // stale reports whether a connection idle for a while was closed by the
 // server meanwhile (servers close idle keep-alive connections, e.g. Node's
-// after 5s), so that it is not used for a request that cannot be resent.
+// after 5s), so that it is not used for a request that cannot be resent. It
+// peeks at the socket without blocking: one system call, only after a second
+// of idleness.
 func (h *h1Conn) stale() bool {
 	if time.Since(h.idle) < time.Second {
 		return false
 	}
-	h.nc.SetReadDeadline(time.Now())
-	_, err := h.br.Peek(1)
-	var ne net.Error
-	return !errors.As(err, &ne) || !ne.Timeout()
+	if h.br.Buffered() > 0 {
+		return true // bytes nobody asked for: the connection is out of step
+	}
+	sc, ok := h.nc.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return true
+	}
+	stale := false
+	var b [1]byte
+	err = rc.Read(func(fd uintptr) bool {
+		n, _, rerr := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		stale = n > 0 || (n == 0 && rerr == nil) || (rerr != nil && rerr != syscall.EAGAIN && rerr != syscall.EINTR)
+		return true
+	})
+	return stale || err != nil
 }
 
 // conn is a worker's client state: its connection, and whether the run's

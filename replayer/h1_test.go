@@ -294,3 +294,26 @@ func TestIdleConnectionClosedByServerIsNotUsed(t *testing.T) {
 		t.Errorf("server saw %d POSTs, want 2", hits.Load())
 	}
 }
+
+func TestHTTPSTargetGoesThroughNetHTTP(t *testing.T) {
+	var proto atomic.Value
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proto.Store(r.Proto + " " + r.Header.Get("Traceparent"))
+		io.WriteString(w, "secure")
+	}))
+	defer srv.Close()
+	tr := srv.Client().Transport.(*http.Transport)
+	r := newReplayer(t, Config{Target: srv.URL, Exchanges: exchanges(1), TLS: tr.TLSClientConfig})
+	var s sink
+	if _, err := r.Run(context.Background(), LoadPlan{Iterations: 2}, &s); err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range s.all() {
+		if x.Status != 200 || x.Bytes != 6 || x.Error != "" {
+			t.Errorf("result %+v", x)
+		}
+	}
+	if p, _ := proto.Load().(string); !strings.HasPrefix(p, "HTTP/1.1 00-") {
+		t.Errorf("target saw %q", p)
+	}
+}

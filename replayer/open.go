@@ -15,6 +15,9 @@ import (
 type job struct {
 	t        *template
 	intended time.Time
+	// held is set when the request was due while every worker was busy:
+	// the in-flight cap, not the generator, delayed it.
+	held bool
 }
 
 // schedule gives the offset from the start of the call of the n-th request
@@ -65,7 +68,9 @@ func (r *Replayer) runOpen(ctx context.Context, p LoadPlan, sink ResultSink) Sta
 		for j := range jobs {
 			res := &snapshots.Result{Intended: j.intended}
 			c.enter()
-			c.sentLate(time.Since(j.intended))
+			if j.held {
+				c.sentLate(time.Since(j.intended))
+			}
 			canceled := r.send(ctx, cn, j.t, res)
 			c.leave()
 			if canceled {
@@ -78,6 +83,7 @@ func (r *Replayer) runOpen(ctx context.Context, p LoadPlan, sink ResultSink) Sta
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	stalled := false
+	var unblocked time.Time // when the scheduler last got a busy pool to take a request
 loop:
 	for n := int64(0); ; n++ {
 		if limit >= 0 && r.cursor.Load() >= limit {
@@ -92,6 +98,7 @@ loop:
 			break
 		}
 		j := job{t: sch.pick(g), intended: start.Add(off)}
+		j.held = j.intended.Before(unblocked)
 		if stalled {
 			r.notSent(c, p, j, sink)
 			continue
@@ -122,6 +129,7 @@ loop:
 		}
 		// Every worker is busy: the target is falling behind.
 		c.behind.Store(j.intended.UnixNano())
+		j.held = true
 		select {
 		case jobs <- j:
 		case <-ctx.Done():
@@ -131,6 +139,7 @@ loop:
 			r.notSent(c, p, j, sink)
 		}
 		c.behind.Store(0)
+		unblocked = time.Now()
 	}
 	close(jobs)
 	wg.Wait()

@@ -9,7 +9,8 @@ import (
 )
 
 // LateAfter is how far behind its intended start a request of the open or
-// as-recorded model may be sent before it counts as late (Stats.Late).
+// as-recorded model, held back because every worker was busy, may be sent
+// before it counts as late (Stats.Late).
 const LateAfter = 10 * time.Millisecond
 
 // Stats sums up one call of Run or Explain.
@@ -31,8 +32,10 @@ type Stats struct {
 	// connection (error "not sent: target stalled").
 	NotSent int64
 	// Late counts open-model requests sent more than LateAfter after their
-	// intended start because every connection was busy; MaxLate is the
-	// largest delay.
+	// intended start because every worker (MaxInFlight) was busy with the
+	// target; MaxLate is the largest delay. Lateness of the generator itself
+	// (a starved CPU) is not counted here; it still shows in the latency,
+	// which runs from the intended start.
 	Late    int64
 	MaxLate time.Duration
 	// MaxInFlight is the most requests in flight at once.

@@ -50,7 +50,10 @@ func (s *stmts) exec(name string, args ...any) error {
 // after its first record arrived. Producers never block on the disk unless
 // the queue is full; then they wait rather than lose a record.
 type batcher struct {
-	db       *sql.DB
+	db *sql.DB
+	// path, when set, is the file db writes: a second connection
+	// checkpoints its WAL into it in the background (see checkpoints).
+	path     string
 	queries  map[string]string // prepared once, by name
 	interval time.Duration
 	size     int
@@ -59,11 +62,14 @@ type batcher struct {
 	// store counters); nil skips.
 	beforeCommit func(st *stmts) error
 
-	mu     sync.RWMutex // guards closed against sends on a closed queue
-	closed bool
-	queue  chan record
-	done   chan struct{}
-	err    error // first error; read after done is closed
+	mu       sync.RWMutex // guards closed against sends on a closed queue
+	closed   bool
+	queue    chan record
+	done     chan struct{}
+	err      error // first error; read after done is closed
+	failures int
+
+	stopCheckpoints, checkpointsDone chan struct{}
 }
 
 // start launches the writing goroutine.
@@ -79,8 +85,41 @@ func (b *batcher) start() {
 	}
 	b.queue = make(chan record, b.size)
 	b.done = make(chan struct{})
+	b.stopCheckpoints = make(chan struct{})
+	b.checkpointsDone = make(chan struct{})
 	go b.run()
+	go b.checkpoints()
 }
+
+// checkpoints copies the WAL into the database file every
+// checkpointInterval from a connection of its own, so that the writing
+// goroutine never stops to do it (its connection does not checkpoint).
+// PASSIVE checkpoints never wait for, nor block, the writer or readers.
+func (b *batcher) checkpoints() {
+	defer close(b.checkpointsDone)
+	if b.path == "" {
+		return
+	}
+	db, err := sql.Open("sqlite", dsn(b.path, false))
+	if err != nil {
+		return // the writer's own checkpoints take over
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	tick := time.NewTicker(checkpointInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-b.stopCheckpoints:
+			return
+		case <-tick.C:
+			db.Exec(`PRAGMA wal_checkpoint(PASSIVE)`)
+		}
+	}
+}
+
+// checkpointInterval is how often the WAL is copied into the database.
+const checkpointInterval = 500 * time.Millisecond
 
 // run holds the database's one connection and writes until the queue is
 // closed and drained.
@@ -123,15 +162,25 @@ func (b *batcher) close() error {
 	}
 	b.mu.Unlock()
 	<-b.done
+	close(b.stopCheckpoints)
+	<-b.checkpointsDone
 	return b.err
 }
 
+// fail records a write error: the first is returned by close, the first few
+// are logged as they happen (a full disk fails every insert).
 func (b *batcher) fail(err error) {
-	b.logger.Error("snapshot write", "err", err)
+	b.failures++
+	if b.failures <= maxLoggedFailures {
+		b.logger.Error("snapshot write", "err", err)
+	}
 	if b.err == nil {
 		b.err = err
 	}
 }
+
+// maxLoggedFailures bounds how many write errors a batcher logs.
+const maxLoggedFailures = 10
 
 // loop writes records in transactions on the driver connection dc.
 func (b *batcher) loop(ctx context.Context, dc any) error {
@@ -197,6 +246,7 @@ func (b *batcher) loop(ctx context.Context, dc any) error {
 		}
 		if err := tx.Commit(); err != nil {
 			b.fail(fmt.Errorf("commit: %w", err))
+			tx.Rollback() // so that the next transaction can begin
 		}
 		if !open {
 			return nil

@@ -3,12 +3,31 @@
 // It defines the data model — Exchange (a recorded request and response),
 // Statement (one SQL statement the database completed) and Result (one
 // replayed request) — and stores them in SQLite files through
-// modernc.org/sqlite: snapshots (what a recording captured) and run files
-// (what a replay measured). Every file records its format version; old
+// modernc.org/sqlite (pure Go): snapshots (what a recording captured) and run
+// files (what a replay measured). Every file records its kind and format
+// version in a meta table; Open and OpenRun refuse files that are not ours
+// (ErrNotSnapshot) or of another version (ErrVersion), naming the file. Old
 // versions are upgraded here and nowhere else.
 //
-// It also computes endpoint templates ("GET /orders/{id}") and converts
-// snapshots to and from JSON Lines and HAR 1.2.
+// Writing: Create returns a Writer whose AddExchange and AddStatement queue
+// records for a goroutine that inserts them with prepared statements in
+// transactions of up to Options.BatchSize records, committed at least every
+// Options.FlushInterval (one second by default) in WAL mode. A process killed
+// with SIGKILL keeps all but the last second; a full queue makes producers
+// wait, so no record is ever dropped. Writer.NewID reserves an exchange ID
+// when a request starts, so that outbound calls and statements can name it
+// before it completes. The file can be read (Open) while it is written.
+// CreateRun and RunWriter do the same for replay results.
+//
+// Reading streams: Snapshot.Exchanges, Snapshot.Statements and Run.Results
+// are iterators over database rows, so files of millions of records are read
+// in bounded memory. Inspect summarizes a snapshot per endpoint.
+//
+// Endpoint computes endpoint templates ("GET /orders/{id}"): path segments
+// that are numbers, UUIDs, long hex or id-like tokens become {id}, and the
+// user's rules (ParseRule) win. ExportJSONL/ImportJSONL and
+// ExportHAR/ImportHAR convert snapshots to and from JSON Lines and HAR 1.2
+// losslessly; ImportHAR also reads the HAR files of Chrome and Firefox.
 //
 // It imports nothing else of replay's, and does no networking.
 package snapshots

@@ -28,14 +28,36 @@ func TestMain(m *testing.M) {
 }
 
 // writeUntilKilled writes exchanges to a new snapshot at path at a steady
-// pace, printing "added N" after every 20, until the process is killed.
+// pace, printing "added N" after every 20, until the process is killed. It
+// also reads its own file, as another reader would, and prints "committed
+// N" with the exchanges it finds there.
 func writeUntilKilled(path string) int {
 	w, err := Create(path, Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	var mu sync.Mutex
 	out := bufio.NewWriter(os.Stdout)
+	go func() {
+		s, err := Open(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		for {
+			n, _, err := s.Counts(context.Background())
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			mu.Lock()
+			fmt.Fprintf(out, "committed %d\n", n)
+			out.Flush()
+			mu.Unlock()
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
 	for i := 1; ; i++ {
 		e := sampleExchange(i)
 		e.RequestBody = bytes.Repeat([]byte{byte(i)}, 512) // checked after the kill
@@ -43,17 +65,20 @@ func writeUntilKilled(path string) int {
 		w.CountSeen(e.Direction)
 		w.AddExchange(e)
 		if i%20 == 0 {
+			mu.Lock()
 			fmt.Fprintf(out, "added %d\n", i)
 			out.Flush()
+			mu.Unlock()
 			time.Sleep(20 * time.Millisecond) // at most 1000 a second
 		}
 	}
 }
 
 // TestKilledWriter kills a writing process with SIGKILL and checks that the
-// snapshot opens, is intact, and holds everything added more than a second
-// (plus a margin for a loaded machine) before the kill. While the child
-// writes, this process reads the file too.
+// snapshot opens, is intact, and holds everything a reader saw committed
+// before the kill and everything added more than a second (plus a margin for
+// a loaded machine) before it. While the child writes, this process reads
+// the file too.
 func TestKilledWriter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process")
@@ -76,10 +101,21 @@ func TestKilledWriter(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var seen []progress
+	committed := 0 // the most the child saw committed
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			n, err := strconv.Atoi(strings.TrimPrefix(sc.Text(), "added "))
+			line := sc.Text()
+			if c, ok := strings.CutPrefix(line, "committed "); ok {
+				n, err := strconv.Atoi(c)
+				mu.Lock()
+				if err == nil && n > committed {
+					committed = n
+				}
+				mu.Unlock()
+				continue
+			}
+			n, err := strconv.Atoi(strings.TrimPrefix(line, "added "))
 			if err == nil {
 				mu.Lock()
 				seen = append(seen, progress{time.Now(), n})
@@ -125,6 +161,7 @@ func TestKilledWriter(t *testing.T) {
 		}
 	}
 	total := seen[len(seen)-1].added
+	sawCommitted := committed
 	mu.Unlock()
 	if mustHave == 0 {
 		t.Fatalf("the child made no progress worth checking (added %d in all)", total)
@@ -151,6 +188,9 @@ func TestKilledWriter(t *testing.T) {
 	if n < int64(mustHave) {
 		t.Errorf("snapshot holds %d exchanges; %d were added more than 2.5s before the kill", n, mustHave)
 	}
+	if n < int64(sawCommitted) || sawCommitted == 0 {
+		t.Errorf("snapshot holds %d exchanges; a reader saw %d committed before the kill", n, sawCommitted)
+	}
 	stats, err := s.Stats()
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +202,7 @@ func TestKilledWriter(t *testing.T) {
 	if err := s.db.QueryRow(`PRAGMA quick_check`).Scan(&integrity); err != nil || integrity != "ok" {
 		t.Errorf("quick_check = %q, %v", integrity, err)
 	}
-	t.Logf("child added %d, %d of them 2.5s before the kill; the file holds %d", total, mustHave, n)
+	t.Logf("child added %d, %d of them 2.5s before the kill, saw %d committed; the file holds %d", total, mustHave, sawCommitted, n)
 }
 
 // TestConcurrentWriters adds from 50 goroutines and checks nothing is lost,

@@ -172,7 +172,8 @@ func harEntryOf(e *Exchange) *harEntry {
 	}
 	ms := float64(e.Duration) / 1e6
 	he := &harEntry{
-		StartedDateTime: e.Start.UTC().Format("2006-01-02T15:04:05.000000000Z07:00"),
+		// Milliseconds, as browsers write it; "_replay" keeps nanoseconds.
+		StartedDateTime: e.Start.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
 		Time:            ms,
 		Request: harRequest{
 			Method:      e.Method,
@@ -216,7 +217,7 @@ func harEntryOf(e *Exchange) *harEntry {
 	x.RequestHeader, x.ResponseHeader = nil, nil
 	x.RequestBody, x.RequestBodyEncoding = nil, ""
 	x.ResponseBody, x.ResponseBodyEncoding = nil, ""
-	x.Start, x.Method, x.Status = "", "", 0
+	x.Method, x.Status = "", 0
 	if he.Request.URL == e.URL {
 		x.URL = ""
 	}

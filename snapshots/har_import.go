@@ -16,13 +16,30 @@ import (
 
 // ImportHAR reads a HAR 1.2 file (ours, Chrome's, Firefox's) into w. Entries
 // that ExportHAR wrote come back exactly. Other entries become inbound
-// exchanges of the service named by the URL's host and port (80 or 443 by
+// exchanges (ImportHARWith can make them outbound) of the service named by the URL's host and port (80 or 443 by
 // default); browsers store bodies decoded, so their Content-Encoding and
 // Content-Length headers are dropped with the HTTP/2 pseudo-headers, and
 // entries that are not HTTP (data:, blob:, chrome-extension:) are skipped.
 // The file is read as a stream, an entry at a time.
 func ImportHAR(ctx context.Context, r io.Reader, w *Writer) error {
+	return ImportHARWith(ctx, r, w, HAROptions{})
+}
+
+// HAROptions configure ImportHARWith. The zero value is what ImportHAR does.
+type HAROptions struct {
+	// Direction is given to entries that lack replay's fields (those of
+	// browsers and other tools): Outbound makes a HAR of an upstream API's
+	// traffic something the mock can serve. Empty means Inbound.
+	Direction Direction
+}
+
+// ImportHARWith is ImportHAR with options.
+func ImportHARWith(ctx context.Context, r io.Reader, w *Writer, opts HAROptions) error {
+	if err := checkDirection(opts.Direction); err != nil {
+		return fmt.Errorf("import har: %w", err)
+	}
 	im := newImporter(w, w.rules)
+	im.direction = opts.Direction
 	if err := importHAR(ctx, r, im); err != nil {
 		return fmt.Errorf("import har: %w", err)
 	}
@@ -94,6 +111,9 @@ func importHARLog(ctx context.Context, dec *json.Decoder, im *importer) error {
 				e, err := he.exchange()
 				if err != nil || e == nil {
 					return err
+				}
+				if he.Replay == nil && im.direction != "" {
+					e.Direction = im.direction
 				}
 				return im.exchange(e)
 			})
@@ -191,7 +211,9 @@ func (he *harEntry) exchange() (*Exchange, error) {
 // ours restores an entry ExportHAR wrote.
 func (he *harEntry) ours() (*Exchange, error) {
 	x := *he.Replay
-	x.Start = he.StartedDateTime
+	if x.Start == "" {
+		x.Start = he.StartedDateTime
+	}
 	x.Method = he.Request.Method
 	if x.URL == "" {
 		x.URL = he.Request.URL
@@ -206,26 +228,36 @@ func (he *harEntry) ours() (*Exchange, error) {
 	return x.exchange()
 }
 
-// foreign converts an entry a browser or another tool wrote.
-func (he *harEntry) foreign() (*Exchange, error) {
-	u, err := url.Parse(he.Request.URL)
-	if err != nil {
-		return nil, fmt.Errorf("bad url %q", he.Request.URL)
-	}
-	protocol, port := "", ""
+// serviceOf returns the protocol and host:port an HTTP(S) or WebSocket URL
+// names, with the scheme's default port; ok is false for other URLs.
+func serviceOf(u *url.URL) (protocol, service string, ok bool) {
+	port := ""
 	switch strings.ToLower(u.Scheme) {
 	case "http", "ws":
 		protocol, port = "http", "80"
 	case "https", "wss":
 		protocol, port = "https", "443"
 	default:
-		return nil, nil // data:, blob:, chrome-extension:…
-	}
-	if u.Host == "" {
-		return nil, fmt.Errorf("url %q has no host", he.Request.URL)
+		return "", "", false
 	}
 	if p := u.Port(); p != "" {
 		port = p
+	}
+	return protocol, net.JoinHostPort(u.Hostname(), port), u.Host != ""
+}
+
+// foreign converts an entry a browser or another tool wrote.
+func (he *harEntry) foreign() (*Exchange, error) {
+	u, err := url.Parse(he.Request.URL)
+	if err != nil {
+		return nil, fmt.Errorf("bad url %q", he.Request.URL)
+	}
+	protocol, service, ok := serviceOf(u)
+	if protocol == "" {
+		return nil, nil // data:, blob:, chrome-extension:…
+	}
+	if !ok {
+		return nil, fmt.Errorf("url %q has no host", he.Request.URL)
 	}
 	start, err := parseHARTime(he.StartedDateTime)
 	if err != nil {
@@ -234,7 +266,7 @@ func (he *harEntry) foreign() (*Exchange, error) {
 	e := &Exchange{
 		Direction:      Inbound,
 		Protocol:       protocol,
-		Service:        net.JoinHostPort(u.Hostname(), port),
+		Service:        service,
 		Start:          start,
 		Duration:       harDuration(he),
 		Method:         he.Request.Method,
@@ -325,7 +357,7 @@ func canonicalHeader(nvs []harNV) http.Header {
 func parseHARTime(s string) (time.Time, error) {
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999Z0700", "2006-01-02T15:04:05.999999999"} {
 		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC(), nil
+			return checkTime(t, s)
 		}
 	}
 	return time.Time{}, fmt.Errorf("bad startedDateTime %q", s)

@@ -1,6 +1,7 @@
 package snapshots
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -267,5 +268,46 @@ func TestImportErrors(t *testing.T) {
 				t.Errorf("error %q spans lines", err)
 			}
 		})
+	}
+}
+
+func TestImportHARDirection(t *testing.T) {
+	got := importFile(t, "testdata/firefox.har", func(ctx context.Context, f *os.File, w *Writer) error {
+		return ImportHARWith(ctx, f, w, HAROptions{Direction: Outbound})
+	})
+	if len(got) != 4 {
+		t.Fatalf("%d exchanges", len(got))
+	}
+	for _, e := range got {
+		if e.Direction != Outbound {
+			t.Errorf("exchange %d is %s", e.ID, e.Direction)
+		}
+	}
+	// replay's own entries keep their direction whatever the option says.
+	s, err := Open(variedSnapshot(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var buf bytes.Buffer
+	if err := ExportHAR(context.Background(), s, &buf); err != nil {
+		t.Fatal(err)
+	}
+	m := &memSink{}
+	im := newImporter(m, nil)
+	im.direction = Outbound
+	if err := importHAR(context.Background(), &buf, im); err != nil {
+		t.Fatal(err)
+	}
+	if m.exchanges[0].Direction != Inbound {
+		t.Errorf("our inbound entry became %s", m.exchanges[0].Direction)
+	}
+	w, err := Create(filepath.Join(t.TempDir(), "x.snap"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := ImportHARWith(context.Background(), strings.NewReader("{}"), w, HAROptions{Direction: "up"}); err == nil || !strings.Contains(err.Error(), `unknown direction "up"`) {
+		t.Errorf("bad direction: %v", err)
 	}
 }

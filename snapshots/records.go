@@ -2,8 +2,8 @@ package snapshots
 
 import (
 	"encoding/base64"
-	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"time"
 	"unicode/utf8"
@@ -202,8 +202,23 @@ func parseTime(s string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, fmt.Errorf("bad time %q: want RFC 3339", s)
 	}
+	return checkTime(t, s)
+}
+
+// Times are stored as Unix nanoseconds, which reach from 1678 to 2262.
+var (
+	minTime = time.Unix(0, math.MinInt64).UTC()
+	maxTime = time.Unix(0, math.MaxInt64).UTC()
+)
+
+// checkTime returns t in UTC if it can be stored; the zero time stands for
+// "not known" and is kept.
+func checkTime(t time.Time, s string) (time.Time, error) {
 	if t.IsZero() {
 		return time.Time{}, nil
+	}
+	if t.Before(minTime) || t.After(maxTime) {
+		return time.Time{}, fmt.Errorf("time %q out of range (years 1678 to 2262)", s)
 	}
 	return t.UTC(), nil
 }
@@ -214,88 +229,4 @@ func checkDirection(d Direction) error {
 		return nil
 	}
 	return fmt.Errorf("unknown direction %q (want inbound or outbound)", d)
-}
-
-// sink receives what an import decodes; *Writer is one, tests use others.
-type sink interface {
-	AddExchange(e *Exchange)
-	AddStatement(s *Statement)
-}
-
-var _ sink = (*Writer)(nil)
-
-// importer turns decoded records into Exchanges and Statements for a sink,
-// checking what a file cannot be trusted with.
-type importer struct {
-	to    sink
-	rules []Rule // the user's rules, which override recorded endpoints
-
-	header             *fileHeader
-	inbound, outbound  int64
-	exchanges, stmtIDs map[int64]bool
-}
-
-func newImporter(to sink, rules []Rule) *importer {
-	return &importer{to: to, rules: rules, exchanges: map[int64]bool{}, stmtIDs: map[int64]bool{}}
-}
-
-var errDuplicate = errors.New("duplicate id")
-
-func (im *importer) exchange(e *Exchange) error {
-	if e.ID != 0 {
-		if im.exchanges[e.ID] {
-			return fmt.Errorf("exchange %d: %w", e.ID, errDuplicate)
-		}
-		im.exchanges[e.ID] = true
-	}
-	if ep, ok := matchRules(e.Method, e.URL, im.rules); ok {
-		e.Endpoint = ep
-	}
-	if e.Direction == Outbound {
-		im.outbound++
-	} else {
-		im.inbound++
-	}
-	im.to.AddExchange(e)
-	return nil
-}
-
-func (im *importer) statement(s *Statement) error {
-	if s.ID != 0 {
-		if im.stmtIDs[s.ID] {
-			return fmt.Errorf("statement %d: %w", s.ID, errDuplicate)
-		}
-		im.stmtIDs[s.ID] = true
-	}
-	im.to.AddStatement(s)
-	return nil
-}
-
-// finish carries the file's capture statistics and rules over to w: the
-// requests seen are those the file says were seen, or else those imported.
-func (im *importer) finish(w *Writer) {
-	in, out := im.inbound, im.outbound
-	if h := im.header; h != nil && h.Capture != nil {
-		in, out = max(in, h.Capture.InboundSeen), max(out, h.Capture.OutboundSeen)
-	}
-	w.addSeen(Inbound, in)
-	w.addSeen(Outbound, out)
-	if im.header != nil && len(w.rules) == 0 {
-		var rules []Rule
-		for _, s := range im.header.Rules {
-			if r, err := ParseRule(s); err == nil {
-				rules = append(rules, r)
-			}
-		}
-		w.storeRules(rules)
-	}
-}
-
-// ruleStrings formats rules for a file header.
-func ruleStrings(rules []Rule) []string {
-	var out []string
-	for _, r := range rules {
-		out = append(out, r.String())
-	}
-	return out
 }

@@ -53,7 +53,8 @@ func CreateRun(path string, info RunInfo) (*RunWriter, error) {
 	}
 	w := &RunWriter{path: path, info: info, fps: map[string]int64{}}
 	w.b = batcher{
-		db: db,
+		db:   db,
+		path: path,
 		queries: map[string]string{
 			"result": `INSERT INTO results (seq, phase, slice, exchange_id, endpoint, method, url,
 				intended_ns, sent_ns, done_ns, status, recorded_status, bytes, error, trace_id, sql_counted)

@@ -55,7 +55,8 @@ func Create(path string, opts Options) (*Writer, error) {
 	}
 	w := &Writer{path: path, rules: opts.Rules}
 	w.b = batcher{
-		db: db,
+		db:   db,
+		path: path,
 		queries: map[string]string{
 			"exchange": `INSERT INTO exchanges (id, direction, protocol, service, start_ns, duration_ns,
 				method, url, proto, request_header, request_body, request_body_size,
@@ -103,8 +104,8 @@ func (w *Writer) Path() string { return w.path }
 // NewID reserves an exchange ID, for an exchange still in flight.
 func (w *Writer) NewID() int64 { return w.lastExchange.Add(1) }
 
-// AddExchange queues e for writing. It computes e.Endpoint when empty and
-// assigns e.ID when zero. It does not block on disk; it waits only when
+// AddExchange queues e for writing. It computes e.Endpoint when empty,
+// assigns e.ID when zero, and takes an empty Direction for Inbound. It does not block on disk; it waits only when
 // BatchSize records are already waiting, and never drops a record. The
 // writer owns e afterwards: the caller must not change it.
 func (w *Writer) AddExchange(e *Exchange) {
@@ -115,6 +116,9 @@ func (w *Writer) AddExchange(e *Exchange) {
 	}
 	if e.Endpoint == "" {
 		e.Endpoint = Endpoint(e.Method, e.URL, w.rules)
+	}
+	if e.Direction == "" {
+		e.Direction = Inbound
 	}
 	// Encoding here spreads the work over the callers' goroutines; the
 	// writing goroutine is the one that limits throughput.
@@ -311,7 +315,8 @@ func blob(b []byte) any {
 	return b
 }
 
-// unixNano stores the zero time as 0.
+// unixNano stores the zero time as 0 (so the Unix epoch itself reads back
+// as the zero time).
 func unixNano(t time.Time) int64 {
 	if t.IsZero() {
 		return 0

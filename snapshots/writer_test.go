@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -105,9 +106,27 @@ func TestWriteRead(t *testing.T) {
 	if diff := cmp.Diff(wantSt, gotSt); diff != "" {
 		t.Errorf("statements (-want +got):\n%s", diff)
 	}
-	out := collect(t, s.Exchanges(context.Background(), Filter{Direction: Outbound}))
-	if len(out) != 33 {
-		t.Errorf("outbound = %d, want 33", len(out))
+	filters := []struct {
+		f    Filter
+		want int
+	}{
+		{Filter{Direction: Outbound}, 33},
+		{Filter{Direction: Inbound}, 67},
+		{Filter{Services: []string{"catalog.example:443"}}, 33},
+		{Filter{Services: []string{"catalog.example:443", "127.0.0.1:8080"}}, 100},
+		{Filter{Direction: Inbound, Services: []string{"catalog.example:443"}}, 0},
+		{Filter{Services: []string{"nope:1"}}, 0},
+	}
+	for _, tt := range filters {
+		if got := len(collect(t, s.Exchanges(context.Background(), tt.f))); got != tt.want {
+			t.Errorf("Exchanges(%+v) = %d, want %d", tt.f, got, tt.want)
+		}
+	}
+	if e, err := s.Exchange(context.Background(), 5); err != nil || e.ID != 5 {
+		t.Errorf("Exchange(5) = %v, %v", e, err)
+	}
+	if _, err := s.Exchange(context.Background(), 5000); err == nil {
+		t.Errorf("Exchange(5000) found one")
 	}
 	stats, err := s.Stats()
 	if err != nil {
@@ -126,5 +145,12 @@ func TestWriteRead(t *testing.T) {
 	}
 	if len(gotRules) != 1 || gotRules[0].String() != "GET /orders/{order}/status" {
 		t.Errorf("rules = %v", gotRules)
+	}
+	// A finished snapshot is one file, and reading it adds none.
+	s.Close()
+	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+		if _, err := os.Stat(path + suffix); err == nil {
+			t.Errorf("%s left next to the snapshot", path+suffix)
+		}
 	}
 }

@@ -136,14 +136,30 @@ func TestAttributionOneInFlight(t *testing.T) {
 	}
 
 	// A statement that began before the request did is not the request's.
+	// It waits for a lock that another direct connection holds, so the
+	// test decides when it completes.
 	other := connect(t, url, pgx.QueryExecModeCacheStatement)
+	locker := connect(t, pgtest.Shared(t).URL(db), pgx.QueryExecModeCacheStatement)
+	const blocked = "SELECT pg_advisory_xact_lock(4242)"
+	lock := func() pgx.Tx {
+		tx, err := locker.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(4242)"); err != nil {
+			t.Fatal(err)
+		}
+		return tx
+	}
 	done := make(chan error, 1)
+	held := lock()
 	go func() {
-		_, err := other.Exec(ctx, "SELECT pg_sleep(0.5)")
+		_, err := other.Exec(ctx, blocked)
 		done <- err
 	}()
-	waitActive(t, direct, "SELECT pg_sleep(0.5)")
+	waitActive(t, direct, blocked)
 	tp.Begin(4, "")
+	held.Commit(ctx)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -152,45 +168,61 @@ func TestAttributionOneInFlight(t *testing.T) {
 	}
 
 	// Nor one whose request ended before it completed.
+	held = lock()
+	tp.Begin(5, "")
 	go func() {
-		_, err := other.Exec(ctx, "SELECT pg_sleep(0.5)")
+		_, err := other.Exec(ctx, blocked)
 		done <- err
 	}()
-	tp.Begin(5, "")
-	waitActive(t, direct, "SELECT pg_sleep(0.5)")
+	waitActive(t, direct, blocked)
 	if c := tp.End(5); len(c) != 0 {
 		t.Errorf("request 5 ended before its statement completed, yet got %v", c)
 	}
+	held.Commit(ctx)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	n := 0
 	for _, s := range tp.statements() {
-		if s.SQL == "SELECT pg_sleep(0.5)" && s.ExchangeID != 0 {
-			t.Errorf("pg_sleep attributed to %d", s.ExchangeID)
+		if s.SQL == blocked {
+			n++
+			if s.ExchangeID != 0 {
+				t.Errorf("blocked statement attributed to %d", s.ExchangeID)
+			}
 		}
+	}
+	if n != 2 {
+		t.Errorf("%d blocked statements seen, want 2", n)
 	}
 	if tp.End(99) != nil {
 		t.Error("End of an unknown request returned counts")
 	}
 }
 
-// waitActive waits until a query is running on the server.
+// waitActive waits until a query is running on the server. conn must not be
+// in a transaction (pg_stat_activity is a snapshot per transaction).
 func waitActive(t *testing.T, conn *pgx.Conn, query string) {
 	t.Helper()
+	if err := awaitActive(conn, query); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func awaitActive(conn *pgx.Conn, query string) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		var n int
 		err := conn.QueryRow(context.Background(),
 			"SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query = $1", query).Scan(&n)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		if n > 0 {
-			return
+			return nil
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	t.Fatalf("%q did not start", query)
+	return fmt.Errorf("%q did not start", query)
 }
 
 func TestBeginEndConcurrent(t *testing.T) {

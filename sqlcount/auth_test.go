@@ -116,7 +116,8 @@ func TestAuthentication(t *testing.T) {
 // TestCancelRequest cancels a running statement through the proxy: pgx
 // sends a CancelRequest on a new connection when the context ends.
 func TestCancelRequest(t *testing.T) {
-	tp, url, _ := proxied(t)
+	tp, url, db := proxied(t)
+	direct := connect(t, pgtest.Shared(t).URL(db), pgx.QueryExecModeCacheStatement)
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		t.Fatal(err)
@@ -130,8 +131,14 @@ func TestCancelRequest(t *testing.T) {
 	}
 	defer conn.Close(context.Background())
 
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	go func() {
+		if err := awaitActive(direct, "SELECT pg_sleep(120)"); err != nil {
+			t.Error(err)
+		}
+		cancel()
+	}()
 	_, err = conn.Exec(ctx, "SELECT pg_sleep(120)")
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) || pgErr.Code != "57014" {

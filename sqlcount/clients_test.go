@@ -201,6 +201,10 @@ func TestPgxSimpleProtocol(t *testing.T) {
 	if _, err := conn.Exec(ctx, "UPDATE t SET name = 'a'; UPDATE t SET name = 'b' WHERE id = 1; SELECT 1"); err != nil {
 		t.Fatal(err)
 	}
+	// A SQL-standard function body has semicolons of its own.
+	if _, err := conn.Exec(ctx, "CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT 2; END; SELECT f()"); err != nil {
+		t.Fatal(err)
+	}
 	// pgx writes the arguments into the text.
 	got := summarize(tp.statements())
 	for i := 1; i <= 2; i++ {
@@ -215,6 +219,8 @@ func TestPgxSimpleProtocol(t *testing.T) {
 		{SQL: "UPDATE t SET name = 'a'", Protocol: simple, Tag: "UPDATE 1", Rows: 1},
 		{SQL: "UPDATE t SET name = 'b' WHERE id = 1", Protocol: simple, Tag: "UPDATE 0"},
 		{SQL: "SELECT 1", Protocol: simple, Tag: "SELECT 1", Rows: 1},
+		{SQL: "CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT 1; SELECT 2; END", Protocol: simple, Tag: "CREATE FUNCTION"},
+		{SQL: "SELECT f()", Protocol: simple, Tag: "SELECT 1", Rows: 1},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("statements (-want +got):\n%s", diff)

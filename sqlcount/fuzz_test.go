@@ -231,3 +231,23 @@ func TestFuzzCorpus(t *testing.T) {
 		}
 	}
 }
+
+// FuzzFingerprint lexes and fingerprints arbitrary text: no panic, and the
+// statements found lie within the text, in order.
+func FuzzFingerprint(f *testing.F) {
+	for _, s := range []string{"SELECT 1; SELECT 'a;b'", "SELECT $$x$$ -- c\n; /* a /* b */ */", "E'\\''", "x IN (1,-2,$3)", "BEGIN ATOMIC END; CASE"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, sql string) {
+		var s scanner
+		s.scan([]byte(sql), true)
+		last := 0
+		for _, sp := range s.spans {
+			if sp.start < last || sp.end < sp.start || sp.end > len(sql) || sp.shapeStart > sp.shapeEnd || sp.shapeEnd > len(s.shape) {
+				t.Fatalf("bad span %+v of %q", sp, sql)
+			}
+			last = sp.end
+		}
+		Fingerprint(sql)
+	})
+}

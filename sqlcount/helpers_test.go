@@ -93,6 +93,19 @@ func startProxy(t testing.TB, upstream string) *testProxy {
 	return tp
 }
 
+// waitLog waits until the proxy has logged text (it logs once a connection
+// has ended, after the client saw it close).
+func (tp *testProxy) waitLog(t testing.TB, text string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(tp.logs.String(), text) {
+		if time.Now().After(deadline) {
+			t.Fatalf("proxy log lacks %q:\n%s", text, tp.logs.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // statements returns a copy of the statements seen so far.
 func (tp *testProxy) statements() []*snapshots.Statement {
 	tp.mu.Lock()

@@ -227,62 +227,64 @@ func TestMalformedAndDisconnects(t *testing.T) {
 				if _, err := io.Copy(io.Discard, conn); err != nil && !errors.Is(err, syscall.ECONNRESET) {
 					t.Fatalf("reading until the proxy closes: %v", err)
 				}
-				if !strings.Contains(tp.logs.String(), tt.reason) {
-					t.Errorf("proxy log lacks %q:\n%s", tt.reason, tp.logs.String())
-				}
+				tp.waitLog(t, tt.reason)
 			}
 			check("after")
 		})
 	}
 }
 
-// TestMalformedServer: a server that sends a malformed message (which
-// PostgreSQL never does, hence a scripted one) loses its connection, and the
-// client is told by the connection closing.
+// TestMalformedServer: a server that sends a malformed message or hangs up
+// mid-message (which PostgreSQL never does, hence a scripted one) loses its
+// connection, and the client is told by the connection closing.
 func TestMalformedServer(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			conn, err := l.Accept()
+	for _, tc := range []struct {
+		name   string
+		answer []byte
+		reason string
+	}{
+		{"bad length", []byte{'Z', 0, 0, 0, 9, 'I', 'x', 'x', 'x', 'x'}, "ReadyForQuery: bad length 9"},
+		{"hang-up mid-message", []byte{'T', 0, 0, 0, 200, 0, 1}, "server disconnected in the middle of a message"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
-				return
+				t.Fatal(err)
 			}
+			defer l.Close()
 			go func() {
-				defer conn.Close()
-				be := pgproto3.NewBackend(conn, conn)
-				if _, err := be.ReceiveStartupMessage(); err != nil {
-					return
+				for {
+					conn, err := l.Accept()
+					if err != nil {
+						return
+					}
+					go func() {
+						defer conn.Close()
+						be := pgproto3.NewBackend(conn, conn)
+						if _, err := be.ReceiveStartupMessage(); err != nil {
+							return
+						}
+						be.Send(&pgproto3.AuthenticationOk{})
+						be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
+						be.Flush()
+						if _, err := be.Receive(); err != nil {
+							return
+						}
+						conn.Write(tc.answer)
+					}()
 				}
-				be.Send(&pgproto3.AuthenticationOk{})
-				be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
-				be.Flush()
-				if _, err := be.Receive(); err != nil {
-					return
-				}
-				conn.Write([]byte{'Z', 0, 0, 0, 9, 'I', 'x', 'x', 'x', 'x'}) // ReadyForQuery of length 9
-				io.Copy(io.Discard, conn)
 			}()
-		}
-	}()
-	tp := startProxy(t, l.Addr().String())
-	conn, err := pgx.Connect(context.Background(), "postgres://u@"+tp.Addr+"/d?sslmode=disable")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(context.Background(), "SELECT 1"); err == nil {
-		t.Fatal("query over a broken server connection succeeded")
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(tp.logs.String(), "ReadyForQuery: bad length 9") {
-		if time.Now().After(deadline) {
-			t.Fatalf("proxy log lacks the reason:\n%s", tp.logs.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+			tp := startProxy(t, l.Addr().String())
+			conn, err := pgx.Connect(context.Background(), "postgres://u@"+tp.Addr+"/d?sslmode=disable")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(context.Background())
+			if _, err := conn.Exec(context.Background(), "SELECT 1"); err == nil {
+				t.Fatal("query over a broken server connection succeeded")
+			}
+			tp.waitLog(t, tc.reason)
+		})
 	}
 }
 
@@ -306,4 +308,30 @@ func TestNew(t *testing.T) {
 			t.Errorf("New(Upstream %q) succeeded", up)
 		}
 	}
+}
+
+// TestServerDisconnect: when the server ends a connection (here an
+// administrator terminates its backend), that connection ends and the
+// others go on.
+func TestServerDisconnect(t *testing.T) {
+	tp, url, db := proxied(t)
+	ctx := context.Background()
+	victim := connect(t, url, pgx.QueryExecModeCacheStatement)
+	bystander := connect(t, url, pgx.QueryExecModeCacheStatement)
+	admin := connect(t, pgtest.Shared(t).URL(db), pgx.QueryExecModeCacheStatement)
+	pid := victim.PgConn().PID()
+	var ok bool
+	if err := admin.QueryRow(ctx, "SELECT pg_terminate_backend($1)", pid).Scan(&ok); err != nil || !ok {
+		t.Fatalf("pg_terminate_backend: %v, %v", ok, err)
+	}
+	if _, err := victim.Exec(ctx, "SELECT 1"); err == nil {
+		t.Fatal("query on a terminated connection succeeded")
+	}
+	if _, err := bystander.Exec(ctx, "SELECT 1"); err != nil {
+		t.Fatalf("other connection: %v", err)
+	}
+	if fresh := connect(t, url, pgx.QueryExecModeCacheStatement); fresh.Ping(ctx) != nil {
+		t.Fatal("new connection failed")
+	}
+	_ = tp
 }

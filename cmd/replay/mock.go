@@ -33,6 +33,7 @@ type mockOptions struct {
 	resolve    []string
 	upstreamCA string
 	volatile   []string
+	match      string
 
 	stdout, stderr io.Writer
 	// onReady, when set, is told the addresses listened on (tests).
@@ -66,9 +67,9 @@ default: every recorded service). Calls to other hosts pass through to the real
 upstream. A call to a mocked service is matched with the recorded calls
 exactly (method, path, query, body; JSON bodies compared canonically), then
 loosely (query order, volatile values such as timestamps, UUIDs and request
-ids), then by endpoint template (ids in the path may differ). The nth
-identical call gets the nth recorded response; once they are used up, the
-last one repeats.
+ids), then by endpoint template (ids in the path may differ; --match exact or loose
+stops before). The nth identical call gets the nth recorded response; once
+they are used up, the last one repeats.
 
 A call that matches nothing is a miss: with --on-miss error (the default) it
 gets a 502 with header X-Replay-Mock: miss and a JSON body naming the closest
@@ -87,12 +88,13 @@ latency before answering; none (the default) answers at once.`,
 	f.StringVar(&opts.snapshot, "snapshot", "", "snapshot `FILE` to answer from")
 	f.StringVar(&opts.listen, "listen", "", "serve the forward proxy (HTTP_PROXY/HTTPS_PROXY) on `ADDR`")
 	f.StringArrayVar(&opts.mock, "mock", nil, "answer calls to the recorded service `HOST:PORT` from the snapshot (repeatable; default: every recorded service)")
-	f.StringVar(&opts.onMiss, "on-miss", mock.OnMissError, "what a call that matches nothing gets: `error` (a 502 explaining the miss) or passthrough (the real upstream)")
-	f.StringVar(&opts.timing, "mock-timing", mock.TimingNone, "`none` answers at once; recorded waits the recorded upstream latency")
+	f.StringVar(&opts.onMiss, "on-miss", mock.OnMissError, "`MODE` for a call that matches nothing: error (a 502 explaining the miss) or passthrough (the real upstream answers)")
+	f.StringVar(&opts.timing, "mock-timing", mock.TimingNone, "`MODE`: none answers at once; recorded waits the recorded upstream latency first")
 	f.StringVar(&opts.caDir, "ca-dir", "", "`DIR` of replay's CA (default $XDG_CONFIG_HOME/replay/ca or ~/.config/replay/ca)")
 	f.StringArrayVar(&opts.serve, "serve", nil, "answer as the recorded service on a plain HTTP listener: `LISTEN=HOST:PORT` (repeatable)")
 	f.StringArrayVar(&opts.resolve, "resolve", nil, "for calls passed through: `HOST:PORT=ADDR` dials ADDR for calls to HOST:PORT (repeatable)")
 	f.StringVar(&opts.upstreamCA, "upstream-ca", "", "also trust the CA certificates in PEM `FILE` when passing calls through to HTTPS upstreams")
+	f.StringVar(&opts.match, "match", "template", "the loosest `LEVEL` a call may match at: exact, loose or template")
 	f.StringArrayVar(&opts.volatile, "volatile", nil, "also ignore the values of query parameter or JSON member `KEY` when matching loosely (repeatable)")
 	return cmd
 }
@@ -107,6 +109,7 @@ type mockPlan struct {
 	listen  string
 	serve   []servePlan
 	resolve map[string]string
+	match   mock.Level
 }
 
 // plan validates opts; its errors are usage errors.
@@ -136,6 +139,11 @@ func (opts *mockOptions) plan() (*mockPlan, error) {
 	if opts.timing != mock.TimingNone && opts.timing != mock.TimingRecorded {
 		return nil, usagef("mock: --mock-timing %q: want recorded or none", opts.timing)
 	}
+	level, err := mock.ParseLevel(opts.match)
+	if err != nil {
+		return nil, usagef("mock: --match: %v", err)
+	}
+	p.match = level
 	for _, s := range opts.serve {
 		listen, svc, ok := strings.Cut(s, "=")
 		if !ok || !isHostPort(svc) {
@@ -211,6 +219,7 @@ func mockRun(ctx context.Context, opts *mockOptions) error {
 		Services:     opts.mock,
 		OnMiss:       opts.onMiss,
 		Timing:       opts.timing,
+		Match:        p.match,
 		CA:           authority,
 		UpstreamTLS:  upstreamTLS,
 		Resolve:      p.resolve,
@@ -350,8 +359,8 @@ func (r *mockRunning) stop() {
 
 func printMockListening(w io.Writer, r *mockRunning, p *mockPlan, opts *mockOptions, authority *ca.CA) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "mocking %s from %s (on miss: %s, timing: %s)\n",
-		strings.Join(r.server.Services(), ", "), opts.snapshot, opts.onMiss, opts.timing)
+	fmt.Fprintf(&b, "mocking %s from %s (on miss: %s, timing: %s, match: %s)\n",
+		strings.Join(r.server.Services(), ", "), opts.snapshot, opts.onMiss, opts.timing, p.match)
 	if r.proxy != nil {
 		bundle, err := authority.BundlePath()
 		if err != nil {

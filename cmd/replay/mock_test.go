@@ -67,6 +67,7 @@ func TestMockUsageErrors(t *testing.T) {
 		{"timing", []string{"--snapshot", snap, "--listen", "127.0.0.1:0", "--mock-timing", "fast"}, `--mock-timing "fast": want recorded or none`},
 		{"serve without service", []string{"--snapshot", snap, "--serve", "127.0.0.1:0"}, "want LISTEN=HOST:PORT"},
 		{"serve bad listen", []string{"--snapshot", snap, "--serve", "x=api.test:443"}, `listen address "x"`},
+		{"match", []string{"--snapshot", snap, "--listen", "127.0.0.1:0", "--match", "fuzzy"}, `--match: match level "fuzzy": want exact, loose or template`},
 		{"bad resolve", []string{"--snapshot", snap, "--listen", "127.0.0.1:0", "--resolve", "a=b"}, "want HOST:PORT=ADDR"},
 		{"unrecorded mock", []string{"--snapshot", snap, "--listen", "127.0.0.1:0", "--ca-dir", t.TempDir(), "--mock", "nope.test:443"},
 			"service not in the recording: nope.test:443 (recorded services: api.test:443, plain.test:8080)"},
@@ -138,7 +139,7 @@ func TestMockInProcess(t *testing.T) {
 	opts := &mockOptions{
 		snapshot: mockSnapshot(t), listen: "127.0.0.1:0", caDir: caDir,
 		serve:  []string{"127.0.0.1:0=api.test:443"},
-		onMiss: "error", timing: "none",
+		onMiss: "error", timing: "none", match: "template",
 		stdout: &stdout, stderr: &stderr,
 	}
 	ready := make(chan *mockRunning, 1)
@@ -188,7 +189,7 @@ func TestMockInProcess(t *testing.T) {
 	}
 	out := stdout.String()
 	for _, want := range []string{
-		"mocking api.test:443, plain.test:8080 from " + opts.snapshot + " (on miss: error, timing: none)",
+		"mocking api.test:443, plain.test:8080 from " + opts.snapshot + " (on miss: error, timing: none, match: template)",
 		"  HTTP_PROXY=" + proxyURL.String() + "\n",
 		"  HTTPS_PROXY=" + proxyURL.String() + "\n",
 		"  SSL_CERT_FILE=" + filepath.Join(caDir, "bundle.pem") + "\n",

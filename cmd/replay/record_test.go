@@ -209,7 +209,9 @@ func TestRecordInboundOutboundPostgres(t *testing.T) {
 			http.Error(w, err.Error(), 500)
 			return
 		}
-		res, err := client.Get("https://api.example.com/v1/items/7")
+		req, _ := http.NewRequestWithContext(r.Context(), "GET", "https://api.example.com/v1/items/7", nil)
+		req.Header.Set("X-Upstream-Key", "upstream-secret")
+		res, err := client.Do(req)
 		if err != nil {
 			http.Error(w, err.Error(), 502)
 			return
@@ -229,6 +231,9 @@ func TestRecordInboundOutboundPostgres(t *testing.T) {
 		caDir:      filepath.Join(dir, "ca"),
 		resolve:    []string{"api.example.com:443=" + upstream.Listener.Addr().String()},
 		upstreamCA: upstreamCA,
+		bodyLimit:  10,
+		// X-Api-Key is redacted on the way in, X-Upstream-Key on the way out.
+		redactHeaders: []string{"X-Api-Key", "x-upstream-key"},
 	})
 	authority, err := ca.LoadOrCreate(filepath.Join(dir, "ca"))
 	if err != nil {
@@ -252,7 +257,9 @@ func TestRecordInboundOutboundPostgres(t *testing.T) {
 	const requests = 5
 	front := "http://" + rec.inbound[0].l.Addr().String()
 	for i := range requests {
-		res, err := http.Get(fmt.Sprintf("%s/orders/%d", front, i+1))
+		req, _ := http.NewRequest("GET", fmt.Sprintf("%s/orders/%d", front, i+1), nil)
+		req.Header.Set("X-Api-Key", "secret")
+		res, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -293,8 +300,17 @@ func TestRecordInboundOutboundPostgres(t *testing.T) {
 		}
 		if e.Direction == snapshots.Inbound {
 			inbound[e.ID] = true
+			if got := e.RequestHeader.Get("X-Api-Key"); got != "[REDACTED]" {
+				t.Errorf("inbound X-Api-Key recorded as %q", got)
+			}
 		} else {
 			outbound = append(outbound, e)
+			if got := e.RequestHeader.Get("X-Upstream-Key"); got != "[REDACTED]" {
+				t.Errorf("outbound X-Upstream-Key recorded as %q", got)
+			}
+		}
+		if len(e.ResponseBody) != 10 || !e.ResponseTruncated() {
+			t.Errorf("%s response body recorded as %d of %d bytes; want 10 (--body-limit)", e.URL, len(e.ResponseBody), e.ResponseBodySize)
 		}
 	}
 	if len(inbound) != requests || len(outbound) != requests {

@@ -451,15 +451,18 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
+	var pl *runProgress
 	if opts.outTTY {
-		pl := newRunProgress(notes)
+		pl = newRunProgress(notes)
 		su.plan.Progress = pl.update
-		defer pl.clear()
 	}
 	// Results go to the run file and, as they come, to the summary, so the
 	// report needs no second pass over the file.
 	sink := newRunSummarySink(ctx, rw, info)
 	st, runErr := rp.Run(ctx, su.plan, sink)
+	if pl != nil {
+		pl.clear()
+	}
 	sum, sumErr := sink.summary()
 	if env.build != nil {
 		if err := env.build.Stop(); err != nil {
@@ -494,8 +497,8 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	}
 	passed := rep.Passed()
 	if st.NotSent > 0 || st.Late > 0 {
-		fmt.Fprintf(opts.stderr, "replay: the target fell behind the open model: %d requests started late (up to %s after their intended start), %d could not be sent (failed as %q); latency counts from the intended start\n",
-			st.Late, st.MaxLate.Round(time.Millisecond), st.NotSent, "not sent: target stalled")
+		fmt.Fprintf(opts.stderr, "replay: the target fell behind the open model: all %d allowed requests were in flight (--max-inflight), so %d requests started late (up to %s after their intended start) and %d could not be sent at all (failed as %q); latency counts from the intended start\n",
+			st.MaxInFlight, st.Late, st.MaxLate.Round(time.Millisecond), st.NotSent, "not sent: target stalled")
 	}
 	if info.MockMisses > 0 {
 		fmt.Fprintf(opts.stderr, "replay: the mock could not answer %d outbound requests; see 'replay mock' for the closest recorded ones\n", info.MockMisses)

@@ -477,17 +477,25 @@ func TestRunDemoWorkloadCountsSQLPerRequest(t *testing.T) {
 	}
 
 	for _, tt := range []struct {
-		slow     string
+		name     string
+		extra    []string
 		wantCode int
 		wantSQL  float64
-	}{{"0", 0, 1}, {"1", exitRegression, 51}} {
-		t.Run("APP_SLOW="+tt.slow, func(t *testing.T) {
-			out := filepath.Join(dir, "slow"+tt.slow+".run")
-			code, stdout, stderr := replayRun(t, "--snapshot", snap, "--out", out, "--cmd", bin,
-				"--env", "DATABASE_URL="+dbURL, "--env", "APP_SLOW="+tt.slow, "--env", "CATALOG_URL=https://catalog.example",
+	}{
+		{"APP_SLOW=0", []string{"--env", "APP_SLOW=0"}, 0, 1},
+		{"APP_SLOW=1", []string{"--env", "APP_SLOW=1"}, exitRegression, 51},
+		// The app tags its SQL with the request's traceparent: counts are
+		// exact under concurrent load, without an explain phase.
+		{"APP_SLOW=1 sqlcommenter", []string{"--env", "APP_SLOW=1", "--env", "APP_SQLCOMMENT=1", "--sql-traced", "--explain", "0", "--vus", "4"}, exitRegression, 51},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_")+".run")
+			args := []string{"--snapshot", snap, "--out", out, "--cmd", bin,
+				"--env", "DATABASE_URL=" + dbURL, "--env", "CATALOG_URL=https://catalog.example",
 				"--mock", "catalog.example:443", "--ca-dir", filepath.Join(dir, "ca"),
-				"--postgres", "127.0.0.1:0="+db.Addr(), "--vus", "2", "--iterations", "4",
-				"--format", "json", "--goal", "GET /orders: sql<=5", "--goal", "success>99%")
+				"--postgres", "127.0.0.1:0=" + db.Addr(), "--vus", "2", "--iterations", "4",
+				"--format", "json", "--goal", "GET /orders: sql<=5", "--goal", "success>99%"}
+			code, stdout, stderr := replayRun(t, append(args, tt.extra...)...)
 			if code != tt.wantCode {
 				t.Fatalf("exit %d, want %d; stderr: %s\n%s", code, tt.wantCode, stderr, stdout)
 			}

@@ -137,6 +137,7 @@ type importOptions struct {
 	format    string
 	out       string
 	endpoints []string
+	direction string
 	stdin     io.Reader
 	stdout    io.Writer
 }
@@ -144,18 +145,20 @@ type importOptions struct {
 func newCmdSnapshotImport(s streams) *cobra.Command {
 	opts := &importOptions{stdin: s.in, stdout: s.out}
 	cmd := &cobra.Command{
-		Use:   "import FILE --format jsonl|har --out SNAP [--endpoint RULE]...",
+		Use:   "import FILE --format jsonl|har --out SNAP [--endpoint RULE]... [--direction inbound|outbound]",
 		Short: "Create a snapshot from JSON Lines or a HAR file",
 		Long: `import creates the snapshot SNAP from FILE (- reads standard input): JSON Lines
 that replay snapshot export wrote, or a HAR 1.2 file from replay, Chrome,
 Firefox or a proxy. Browser entries become inbound exchanges of the service
 named by their URL; their endpoints are computed as recording does, and the
 --endpoint rules win over the computed templates (and over those a JSON
-Lines file carries). SNAP must not exist. The format may be left out when
-FILE ends in .jsonl, .ndjson or .har.`,
+Lines file carries). --direction outbound imports a HAR of an upstream API's
+traffic as outbound exchanges, for replay mock to serve. SNAP must not exist.
+The format may be left out when FILE ends in .jsonl, .ndjson or .har.`,
 		Example: `  replay snapshot import session.har --out session.snap
   replay snapshot import - --format jsonl --out copy.snap < orders.jsonl
-  replay snapshot import shop.har --out shop.snap --endpoint 'GET /api/orders/{id}'`,
+  replay snapshot import shop.har --out shop.snap --endpoint 'GET /api/orders/{id}'
+  replay snapshot import catalog-api.har --direction outbound --out catalog.snap`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.input = args[0]
@@ -166,6 +169,12 @@ FILE ends in .jsonl, .ndjson or .har.`,
 			if opts.out == "" {
 				return usagef("snapshot import: --out SNAP is required")
 			}
+			switch {
+			case opts.direction != "" && opts.direction != "inbound" && opts.direction != "outbound":
+				return usagef("snapshot import: unknown --direction %q (want inbound or outbound)", opts.direction)
+			case opts.direction != "" && opts.format != "har":
+				return usagef("snapshot import: --direction applies to HAR files only (JSON Lines records carry theirs)")
+			}
 			return importRun(cmd.Context(), opts)
 		},
 	}
@@ -173,6 +182,7 @@ FILE ends in .jsonl, .ndjson or .har.`,
 	f.StringVar(&opts.format, "format", "", "`format` of FILE: jsonl or har")
 	f.StringVar(&opts.out, "out", "", "snapshot `SNAP` to create")
 	f.StringArrayVar(&opts.endpoints, "endpoint", nil, "endpoint `RULE` such as 'GET /orders/{id}/status' (METHOD may be *); repeatable")
+	f.StringVar(&opts.direction, "direction", "", "`direction` of HAR entries from browsers and other tools: inbound (default) or outbound")
 	return cmd
 }
 
@@ -194,11 +204,11 @@ func importRun(ctx context.Context, opts *importOptions) error {
 	if err != nil {
 		return err
 	}
-	imp := snapshots.ImportJSONL
 	if opts.format == "har" {
-		imp = snapshots.ImportHAR
+		err = snapshots.ImportHARWith(ctx, in, w, snapshots.HAROptions{Direction: snapshots.Direction(opts.direction)})
+	} else {
+		err = snapshots.ImportJSONL(ctx, in, w)
 	}
-	err = imp(ctx, in, w)
 	if cerr := w.Close(); err == nil {
 		err = cerr
 	}

@@ -103,6 +103,14 @@ func TestSnapshotImportBrowserHAR(t *testing.T) {
 	if !strings.HasPrefix(stdout, "imported 4 exchanges (4 inbound, 0 outbound)") {
 		t.Errorf("stdout %q", stdout)
 	}
+	out := filepath.Join(t.TempDir(), "upstream.snap")
+	code, stdout, stderr = cliRun(t, "", "snapshot", "import", "../../snapshots/testdata/firefox.har", "--out", out, "--direction", "outbound")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.HasPrefix(stdout, "imported 4 exchanges (0 inbound, 4 outbound)") {
+		t.Errorf("stdout %q", stdout)
+	}
 }
 
 func TestSnapshotErrors(t *testing.T) {
@@ -132,6 +140,8 @@ func TestSnapshotErrors(t *testing.T) {
 		{"import bad rule", []string{"snapshot", "import", "testdata/orders.jsonl", "--out", badSnap, "--endpoint", "orders"}, 2, `parse endpoint rule "orders"`, badSnap},
 		{"import missing file", []string{"snapshot", "import", filepath.Join(dir, "nope.jsonl"), "--out", badSnap}, 1, "no such file", badSnap},
 		{"import over a file", []string{"snapshot", "import", "testdata/orders.jsonl", "--out", existing}, 1, "file exists: remove it or choose another path", ""},
+		{"import bad direction", []string{"snapshot", "import", "x.har", "--out", badSnap, "--direction", "up"}, 2, `unknown --direction "up"`, badSnap},
+		{"import direction jsonl", []string{"snapshot", "import", "testdata/orders.jsonl", "--out", badSnap, "--direction", "outbound"}, 2, "--direction applies to HAR files only", badSnap},
 		{"import not har", []string{"snapshot", "import", notJSON, "--out", badSnap}, 1, "snapshot import " + notJSON + ": import har: not a HAR file", badSnap},
 		{"import har as jsonl", []string{"snapshot", "import", "../../snapshots/testdata/chrome.har", "--format", "jsonl", "--out", badSnap}, 1, "line 1: not a replay JSON Lines file", badSnap},
 	}

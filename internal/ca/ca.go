@@ -43,9 +43,10 @@ type CA struct {
 	key     *ecdsa.PrivateKey
 	pool    *x509.CertPool
 
-	mu     sync.Mutex
-	leaves map[string]*leafCall
-	signed atomic.Int64 // leaves signed, for tests
+	mu        sync.Mutex
+	leaves    map[string]*leafCall
+	signed    atomic.Int64 // leaves signed, for tests
+	maxLeaves int          // cache bound
 
 	bundleMu   sync.Mutex
 	bundlePath string
@@ -261,12 +262,13 @@ func load(dir string) (*CA, error) {
 	pool := x509.NewCertPool()
 	pool.AddCert(cert)
 	return &CA{
-		dir:     dir,
-		cert:    cert,
-		certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw}),
-		key:     key,
-		pool:    pool,
-		leaves:  map[string]*leafCall{},
+		dir:       dir,
+		cert:      cert,
+		certPEM:   pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw}),
+		key:       key,
+		pool:      pool,
+		leaves:    map[string]*leafCall{},
+		maxLeaves: maxLeaves,
 	}, nil
 }
 

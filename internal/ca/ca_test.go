@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"os"
@@ -430,5 +431,29 @@ func TestLoadOrCreateRelativeDir(t *testing.T) {
 	}
 	if !filepath.IsAbs(c.CertPath()) || !filepath.IsAbs(c.Dir()) {
 		t.Errorf("CertPath %q, Dir %q: want absolute paths", c.CertPath(), c.Dir())
+	}
+}
+
+func TestLeafCacheBounded(t *testing.T) {
+	c := newCA(t)
+	c.maxLeaves = 16
+	for i := range c.maxLeaves + 10 {
+		if _, err := c.Leaf(fmt.Sprintf("h%d.test", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.mu.Lock()
+	n := len(c.leaves)
+	c.mu.Unlock()
+	if n > c.maxLeaves {
+		t.Errorf("cache holds %d leaves, want at most %d", n, c.maxLeaves)
+	}
+	// An evicted host gets a fresh, valid leaf.
+	leaf, err := c.Leaf("h0.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := leaf.Leaf.Verify(x509.VerifyOptions{DNSName: "h0.test", Roots: c.Pool()}); err != nil {
+		t.Error(err)
 	}
 }

@@ -20,6 +20,26 @@ const (
 	leafRenew    = 24 * time.Hour
 )
 
+// maxLeaves bounds the leaf cache by default; an app calls a handful of
+// hosts, but a proxy left running must not grow without end.
+const maxLeaves = 4096
+
+// evictLocked drops a random eighth of the signed leaves; c.mu is held.
+func (c *CA) evictLocked() {
+	n := len(c.leaves) / 8
+	for name, call := range c.leaves {
+		if n <= 0 {
+			return
+		}
+		select {
+		case <-call.done:
+			delete(c.leaves, name)
+			n--
+		default: // still being signed: its waiters need it
+		}
+	}
+}
+
 // leafCall is one signing of a leaf, shared by all callers asking for the
 // same host while it runs.
 type leafCall struct {
@@ -55,6 +75,9 @@ func (c *CA) Leaf(host string) (*tls.Certificate, error) {
 		return c.Leaf(name)
 	}
 	call := &leafCall{done: make(chan struct{})}
+	if len(c.leaves) >= c.maxLeaves {
+		c.evictLocked()
+	}
 	c.leaves[name] = call
 	c.mu.Unlock()
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -30,6 +31,9 @@ type generator struct {
 	stdin string
 	// run, when set, is the replay run file to read latencies from.
 	run string
+	// vegeta, when set, is the vegeta binary whose results file
+	// ("VEGETAOUT" in argv) gives latencies.
+	vegeta string
 }
 
 // measurement is what one generator achieved, counted at the target.
@@ -98,7 +102,7 @@ func compare(args []string) error {
 	add(generator{name: "replay run", model: "closed", argv: []string{*replay, "run", "--snapshot", snap, "--target", base, "--vus", c, "--duration", d, "--format", "json", "--out", "RUNFILE"}}, *replay)
 	if *rate > 0 {
 		r := strconv.Itoa(*rate)
-		add(generator{name: "vegeta", model: "open", argv: []string{*vegeta, "attack", "-rate=" + r + "/s", "-duration=" + d, "-output=/dev/null"}, stdin: "GET " + url + "\n"}, *vegeta)
+		add(generator{name: "vegeta", model: "open", argv: []string{*vegeta, "attack", "-rate=" + r + "/s", "-duration=" + d, "-output=VEGETAOUT"}, stdin: "GET " + url + "\n", vegeta: *vegeta}, *vegeta)
 		add(generator{name: "replay run", model: "open", argv: []string{*replay, "run", "--snapshot", snap, "--target", base, "--rate", r + "/s", "--duration", d, "--format", "json", "--out", "RUNFILE"}}, *replay)
 	}
 
@@ -107,12 +111,17 @@ func compare(args []string) error {
 	for round := range *rounds {
 		for i, g := range gens {
 			time.Sleep(time.Second) // let connections of the previous run close
-			if g.run != "" || contains(g.argv, "RUNFILE") {
-				g.run = filepath.Join(dir, fmt.Sprintf("run-%d-%d.db", i, round))
-				for j, a := range g.argv {
-					if a == "RUNFILE" {
-						g.argv[j] = g.run
-					}
+			// Fill in this round's file names on a copy of the command line.
+			g.argv = append([]string(nil), g.argv...)
+			g.run = ""
+			vout := filepath.Join(dir, fmt.Sprintf("vegeta-%d-%d.bin", i, round))
+			for j, a := range g.argv {
+				switch a {
+				case "RUNFILE":
+					g.run = filepath.Join(dir, fmt.Sprintf("run-%d-%d.db", i, round))
+					g.argv[j] = g.run
+				case "-output=VEGETAOUT":
+					g.argv[j] = "-output=" + vout
 				}
 			}
 			before := served.Load()
@@ -121,10 +130,8 @@ func compare(args []string) error {
 			if g.run != "" && m.err == nil {
 				m.note = runLatency(g.run)
 			}
-			for j, a := range g.argv {
-				if a == g.run {
-					g.argv[j] = "RUNFILE"
-				}
+			if g.vegeta != "" && m.err == nil {
+				m.note = vegetaLatency(g.vegeta, vout)
 			}
 			results[i] = append(results[i], m)
 			if m.note != "" {
@@ -137,7 +144,7 @@ func compare(args []string) error {
 	fmt.Printf("\nTarget: a Go net/http server on loopback answering 13 bytes; %s per run, concurrency %d, open model at %d/s; %d rounds, median shown.\n", d, *conc, *rate, *rounds)
 	fmt.Printf("CPU is the generator process's user+system time; requests are counted by the target.\n\n")
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "generator\tmodel\treq/s\tCPU s\treq per CPU-s\tvs wrk\tnote\t")
+	fmt.Fprintln(tw, "generator\tmodel\treq/s\tCPU s\treq per CPU-s\tvs wrk\tCPU µs/req\t")
 	var wrkEff float64
 	type row struct {
 		g       generator
@@ -159,16 +166,32 @@ func compare(args []string) error {
 		if g.name == "wrk" {
 			wrkEff = eff
 		}
-		rows = append(rows, row{g, rps, cpu, eff, notes[i]})
+		note := notes[i]
+		if g.model == "open" {
+			note = strings.TrimSuffix(fmt.Sprintf("%.1f%% of %d/s; %s", 100*rps/float64(*rate), *rate, note), "; ")
+		}
+		rows = append(rows, row{g, rps, cpu, eff, note})
 	}
 	for _, r := range rows {
 		ratio := "-"
 		if wrkEff > 0 && r.g.model == "closed" {
 			ratio = fmt.Sprintf("%.2f×", r.eff/wrkEff)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.2f\t%.0f\t%s\t%s\t\n", r.g.name, r.g.model, r.rps, r.cs, r.eff, ratio, r.note)
+		perReq := 0.0
+		if r.eff > 0 {
+			perReq = 1e6 / r.eff
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.2f\t%.0f\t%s\t%.1f\t\n", r.g.name, r.g.model, r.rps, r.cs, r.eff, ratio, perReq)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r.note != "" {
+			fmt.Printf("%s (%s): %s\n", r.g.name, r.g.model, r.note)
+		}
+	}
+	return nil
 }
 
 // runGenerator runs g to completion and measures its CPU time.
@@ -212,6 +235,26 @@ func runLatency(path string) string {
 	o := s.Overall
 	return fmt.Sprintf("latency p50 %.2fms p99 %.2fms; service time p50 %.2fms p99 %.2fms; failed %d",
 		o.Latency.P50, o.Latency.P99, o.ServiceTime.P50, o.ServiceTime.P99, o.Failed)
+}
+
+// vegetaLatency reads vegeta's results file with `vegeta report`.
+func vegetaLatency(vegeta, path string) string {
+	out, err := exec.Command(vegeta, "report", "-type=json", path).Output()
+	if err != nil {
+		return "vegeta report: " + err.Error()
+	}
+	var rep struct {
+		Latencies struct {
+			P50 float64 `json:"50th"`
+			P99 float64 `json:"99th"`
+		} `json:"latencies"`
+		Success float64 `json:"success"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		return "vegeta report: " + err.Error()
+	}
+	return fmt.Sprintf("latency (from its actual send) p50 %.2fms p99 %.2fms; success %.1f%%",
+		rep.Latencies.P50/1e6, rep.Latencies.P99/1e6, 100*rep.Success)
 }
 
 func writeSnapshot(path string) error {
