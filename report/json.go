@@ -223,21 +223,21 @@ func endpointDoc(e *analyzer.EndpointSummary) EndpointDocument {
 // ComparisonDocument is the JSON of a comparison (replay compare --format
 // json). Keys may be added, never renamed.
 type ComparisonDocument struct {
-	Verdict    analyzer.Verdict           `json:"verdict"`
-	Passed     bool                       `json:"passed"`
-	Outcome    string                     `json:"outcome"`
-	Counts     map[analyzer.Verdict]int   `json:"counts"`
-	Endpoints  []EndpointComparisonDoc    `json:"endpoints"`
-	Goals      []GoalDocument             `json:"goals"`
-	Notes      []string                   `json:"notes"`
-	Next       []string                   `json:"next"`
-	MockMisses MockMissesDocument         `json:"mock_misses"`
-	Method     string                     `json:"method"`
-	SlicePairs int                        `json:"slice_pairs"`
-	Settings   ComparisonSettingsDocument `json:"settings"`
-	Baseline   RunInfoDocument            `json:"baseline_run"`
-	Candidate  RunInfoDocument            `json:"candidate_run"`
-	Artifacts  []ArtifactDocument         `json:"artifacts"`
+	Verdict    analyzer.Verdict             `json:"verdict"`
+	Passed     bool                         `json:"passed"`
+	Outcome    string                       `json:"outcome"`
+	Counts     map[analyzer.Verdict]int     `json:"counts"`
+	Endpoints  []EndpointComparisonDocument `json:"endpoints"`
+	Goals      []GoalDocument               `json:"goals"`
+	Notes      []string                     `json:"notes"`
+	Next       []string                     `json:"next"`
+	MockMisses MockMissesDocument           `json:"mock_misses"`
+	Method     string                       `json:"method"`
+	SlicePairs int                          `json:"slice_pairs"`
+	Settings   ComparisonSettingsDocument   `json:"settings"`
+	Baseline   RunInfoDocument              `json:"baseline_run"`
+	Candidate  RunInfoDocument              `json:"candidate_run"`
+	Artifacts  []ArtifactDocument           `json:"artifacts"`
 }
 
 // MockMissesDocument counts the mock's misses on each side.
@@ -262,8 +262,8 @@ type ComparisonSettingsDocument struct {
 	MinFailureIncrease    float64 `json:"min_failure_increase_pp"`
 }
 
-// EndpointComparisonDoc is one endpoint of a comparison.
-type EndpointComparisonDoc struct {
+// EndpointComparisonDocument is one endpoint of a comparison.
+type EndpointComparisonDocument struct {
 	Endpoint       string              `json:"endpoint"`
 	Baseline       StatsDocument       `json:"baseline"`
 	Candidate      StatsDocument       `json:"candidate"`
@@ -324,7 +324,7 @@ func NewComparisonDocument(r *ComparisonReport) ComparisonDocument {
 		Passed:     r.Passed(),
 		Outcome:    trimEmoji(comparisonOutcome(r, plain)),
 		Counts:     map[analyzer.Verdict]int{},
-		Endpoints:  []EndpointComparisonDoc{},
+		Endpoints:  []EndpointComparisonDocument{},
 		Goals:      goalDocs(r.Goals),
 		Notes:      append([]string{}, c.Notes...),
 		Next:       comparisonNext(r, plain),
@@ -344,7 +344,7 @@ func NewComparisonDocument(r *ComparisonReport) ComparisonDocument {
 		d.Counts[k] = v
 	}
 	for _, e := range c.Endpoints {
-		ed := EndpointComparisonDoc{
+		ed := EndpointComparisonDocument{
 			Endpoint: e.Endpoint, Baseline: statsDoc(e.Baseline), Candidate: statsDoc(e.Candidate),
 			Verdict: e.Verdict, Cause: e.Cause, Explanation: e.Explanation, Fingerprint: e.Fingerprint,
 			P95: changeDoc(e.P95), P99: changeDoc(e.P99), SQLVerdict: e.SQLVerdict, SQLExact: e.SQLExact, FailureVerdict: e.FailureVerdict,

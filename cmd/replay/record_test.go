@@ -347,35 +347,18 @@ func hasRow(text string, fields ...string) bool {
 	return false
 }
 
-// replayBinary builds the command once per test binary run.
-var replayBinary = struct {
-	once sync.Once
-	path string
-	err  error
-}{}
-
+// buildReplay builds the command into a directory removed when t ends.
 func buildReplay(t *testing.T) string {
 	t.Helper()
-	replayBinary.once.Do(func() {
-		dir, err := os.MkdirTemp("", "replay-test-bin")
-		if err != nil {
-			replayBinary.err = err
-			return
-		}
-		replayBinary.path = filepath.Join(dir, "replay")
-		goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(goBin); err != nil {
-			goBin = "go"
-		}
-		out, err := exec.Command(goBin, "build", "-o", replayBinary.path, ".").CombinedOutput()
-		if err != nil {
-			replayBinary.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if replayBinary.err != nil {
-		t.Fatal(replayBinary.err)
+	bin := filepath.Join(t.TempDir(), "replay")
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil {
+		goBin = "go"
 	}
-	return replayBinary.path
+	if out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // recordProcess is `replay record` running as a child process.
@@ -389,9 +372,9 @@ type recordProcess struct {
 }
 
 // startRecordProcess runs `replay record args...` and waits until it listens.
-func startRecordProcess(t *testing.T, args ...string) *recordProcess {
+func startRecordProcess(t *testing.T, bin string, args ...string) *recordProcess {
 	t.Helper()
-	p := &recordProcess{cmd: exec.Command(buildReplay(t), append([]string{"record"}, args...)...), exited: make(chan struct{})}
+	p := &recordProcess{cmd: exec.Command(bin, append([]string{"record"}, args...)...), exited: make(chan struct{})}
 	pr, pw := io.Pipe()
 	p.cmd.Stdout = io.MultiWriter(&p.stdout, pw)
 	p.cmd.Stderr = &p.stderr
@@ -482,13 +465,13 @@ func echoServer(t *testing.T) *httptest.Server {
 }
 
 func TestRecordCommand(t *testing.T) {
-	buildReplay(t)
+	bin := buildReplay(t)
 
 	t.Run("SIGINT flushes and summarises", func(t *testing.T) {
 		t.Parallel()
 		app := echoServer(t)
 		out := filepath.Join(t.TempDir(), "int.snap")
-		p := startRecordProcess(t, "--out", out, "--inbound", "127.0.0.1:0="+app.URL, "--endpoint", "GET /orders/{id}/status")
+		p := startRecordProcess(t, bin, "--out", out, "--inbound", "127.0.0.1:0="+app.URL, "--endpoint", "GET /orders/{id}/status")
 		targets := []string{"/orders/%d", "/orders/%d/status", "/catalog?page=%d"}
 		const each = 50
 		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
@@ -535,7 +518,7 @@ func TestRecordCommand(t *testing.T) {
 		t.Parallel()
 		app := echoServer(t)
 		out := filepath.Join(t.TempDir(), "kill.snap")
-		p := startRecordProcess(t, "--out", out, "--inbound", "127.0.0.1:0="+app.URL)
+		p := startRecordProcess(t, bin, "--out", out, "--inbound", "127.0.0.1:0="+app.URL)
 		// Steady traffic; each client notes when each of its requests ended.
 		var mu sync.Mutex
 		ended := map[string]time.Time{}
@@ -608,7 +591,7 @@ func TestRecordCommand(t *testing.T) {
 		}))
 		defer app.Close()
 		out := filepath.Join(t.TempDir(), "twice.snap")
-		p := startRecordProcess(t, "--out", out, "--inbound", "127.0.0.1:0="+app.URL, "--stop-timeout", "5m")
+		p := startRecordProcess(t, bin, "--out", out, "--inbound", "127.0.0.1:0="+app.URL, "--stop-timeout", "5m")
 		for range 3 {
 			res, err := http.Get("http://" + p.addr + "/fast")
 			if err != nil {
