@@ -147,7 +147,7 @@ func (in *Inbound) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		x.reqBody.rc, x.reqBody.limit = r.Body, in.limit
 		r.Body = &x.reqBody
 	}
-	defer in.finish(x, r)
+	defer in.finish(x, w, r)
 	in.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), inboundKey{}, x)))
 }
 
@@ -206,12 +206,19 @@ func (in *Inbound) errorHandler(w http.ResponseWriter, r *http.Request, err erro
 // finish records the exchange. It runs deferred, so that an exchange whose
 // body copy failed (ReverseProxy panics with http.ErrAbortHandler) is
 // recorded too; the panic then goes on.
-func (in *Inbound) finish(x *inboundExchange, r *http.Request) {
+func (in *Inbound) finish(x *inboundExchange, w http.ResponseWriter, r *http.Request) {
 	p := recover()
 	e := &x.e
 	// The body has ended (or failed) by now: ReverseProxy returns right
 	// after copying it.
 	e.Duration = time.Since(e.Start)
+	if p == nil && x.res != nil && x.res.ContentLength >= 0 && x.res.StatusCode != http.StatusSwitchingProtocols {
+		// A response of known length is complete: send what is still
+		// buffered now rather than after the recording work below, which
+		// is then off the client's latency. (Responses of unknown length
+		// are flushed as they stream, and end with the handler.)
+		http.NewResponseController(w).Flush()
+	}
 	e.Direction = snapshots.Inbound
 	e.Protocol = "http"
 	if r.TLS != nil {

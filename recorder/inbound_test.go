@@ -507,3 +507,40 @@ func TestBufferPool(t *testing.T) {
 		}
 	}
 }
+
+// TestInboundKeepsFraming: a response of known length reaches the client
+// with its Content-Length (the proxy flushes it before recording, which must
+// not turn it into a chunked one), a streamed one stays chunked.
+func TestInboundKeepsFraming(t *testing.T) {
+	backend := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/chunked" {
+			w.(http.Flusher).Flush()
+		} else {
+			w.Header().Set("Content-Length", "5")
+		}
+		io.WriteString(w, "hello")
+	})
+	sink := newMemSink()
+	proxy := startInbound(t, backend, InboundConfig{Sink: sink})
+	for _, tt := range []struct {
+		path    string
+		length  int64
+		chunked bool
+	}{{"/sized", 5, false}, {"/chunked", -1, true}} {
+		res, err := rawClient.Get(proxy + tt.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		chunked := slices.Contains(res.TransferEncoding, "chunked")
+		if string(body) != "hello" || res.ContentLength != tt.length || chunked != tt.chunked {
+			t.Errorf("%s: body %q, Content-Length %d, chunked %v; want hello, %d, %v", tt.path, body, res.ContentLength, chunked, tt.length, tt.chunked)
+		}
+	}
+	for _, e := range sink.wait(t, 2) {
+		if string(e.ResponseBody) != "hello" {
+			t.Errorf("%s recorded %q", e.URL, e.ResponseBody)
+		}
+	}
+}

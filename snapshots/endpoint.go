@@ -46,7 +46,8 @@ func ParseRule(s string) (Rule, error) {
 	return Rule{method: method, segments: segs}, nil
 }
 
-// ParseRules parses each of ss with ParseRule.
+// ParseRules parses each of ss with ParseRule; the error joins those of the
+// rules that did not parse.
 func ParseRules(ss []string) ([]Rule, error) {
 	var rules []Rule
 	var errs []error

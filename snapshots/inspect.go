@@ -37,6 +37,7 @@ const TopFingerprints = 10
 
 // EndpointSummary describes the exchanges of one endpoint of one service.
 type EndpointSummary struct {
+	// Direction is Inbound or Outbound.
 	Direction Direction `json:"direction"`
 	// Service is the host:port the exchanges went to.
 	Service string `json:"service"`
@@ -60,12 +61,12 @@ type EndpointSummary struct {
 // StatusClasses counts exchanges by response status class. Failed counts
 // those that got no response (a transport error or status 0).
 type StatusClasses struct {
-	Informational int64 `json:"1xx,omitempty"`
-	Success       int64 `json:"2xx"`
-	Redirect      int64 `json:"3xx"`
-	ClientError   int64 `json:"4xx"`
-	ServerError   int64 `json:"5xx"`
-	Failed        int64 `json:"failed"`
+	Informational int64 `json:"1xx,omitempty"` // 100–199
+	Success       int64 `json:"2xx"`           // 200–299
+	Redirect      int64 `json:"3xx"`           // 300–399
+	ClientError   int64 `json:"4xx"`           // 400–499
+	ServerError   int64 `json:"5xx"`           // 500 and up
+	Failed        int64 `json:"failed"`        // no response
 }
 
 func (c *StatusClasses) add(status int, errText string) {
@@ -87,8 +88,11 @@ func (c *StatusClasses) add(status int, errText string) {
 
 // FingerprintSummary counts the statements of one fingerprint.
 type FingerprintSummary struct {
+	// Fingerprint is the folded statement text (the text itself when the
+	// statement has no fingerprint).
 	Fingerprint string `json:"fingerprint"`
-	Count       int64  `json:"count"`
+	// Count is the number of statements.
+	Count int64 `json:"count"`
 	// TotalMS is their summed duration in milliseconds.
 	TotalMS float64 `json:"total_ms"`
 }

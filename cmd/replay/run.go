@@ -703,7 +703,7 @@ func (pl *runProgress) update(p replayer.Progress) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\r\033[K%-7s %6.1fs", p.Phase, p.Elapsed.Seconds())
 	if p.Remaining > 0 {
-		fmt.Fprintf(&b, " (%.0fs left)", p.Remaining.Seconds())
+		fmt.Fprintf(&b, " (%.1fs left)", p.Remaining.Seconds())
 	}
 	if p.Total > 0 {
 		fmt.Fprintf(&b, "  %d/%d requests", p.Done, p.Total)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -35,6 +36,11 @@ type Config struct {
 	// queries use pgx's exec mode (unnamed statements), since their text
 	// changes with every request. False runs the queries unchanged.
 	SQLComment bool
+	// Delay adds a fixed wait before the handler of a route runs, keyed by
+	// its pattern (one of Routes, e.g. "GET /orders/{id}/status"): a
+	// slowdown that is not in the database, to test that a comparison
+	// finds it. Nil adds none.
+	Delay map[string]time.Duration
 	// Logger receives server-side errors; nil discards them.
 	Logger *slog.Logger
 }
@@ -71,6 +77,11 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if a.client == nil {
 		a.client = &http.Client{Timeout: 10 * time.Second, Transport: newTransport(http.ProxyFromEnvironment)}
 	}
+	for route := range cfg.Delay {
+		if !knownRoute(route) {
+			return nil, fmt.Errorf("delay: unknown route %q (want one of %s)", route, strings.Join(Routes(), ", "))
+		}
+	}
 	if a.db == nil {
 		if cfg.DatabaseURL == "" {
 			return nil, errors.New("no database: set Config.DB or Config.DatabaseURL")
@@ -86,11 +97,17 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a.mux = http.NewServeMux()
-	a.mux.HandleFunc("POST /orders", a.createOrder)
-	a.mux.HandleFunc("GET /orders", a.listOrders)
-	a.mux.HandleFunc("GET /orders/{id}", a.getOrder)
-	a.mux.HandleFunc("GET /orders/{id}/status", a.getStatus)
-	a.mux.HandleFunc("GET /catalog", a.getCatalog)
+	handle := func(route string, h http.HandlerFunc) {
+		if d := cfg.Delay[route]; d > 0 {
+			h = delayed(d, h)
+		}
+		a.mux.HandleFunc(route, h)
+	}
+	handle(RouteCreateOrder, a.createOrder)
+	handle(RouteListOrders, a.listOrders)
+	handle(RouteGetOrder, a.getOrder)
+	handle(RouteGetStatus, a.getStatus)
+	handle(RouteCatalog, a.getCatalog)
 	return a, nil
 }
 

@@ -13,7 +13,9 @@
 // With Config.Slow, GET /orders runs one query for the orders and then one
 // query per order for its items: an N+1 that replay must detect. The SQL each
 // endpoint runs, and so the exact number of statements per request, is
-// documented on the handlers and proven by the package's tests.
+// documented on the handlers and proven by the package's tests. Config.Delay
+// (APP_DELAY for Serve) adds a fixed wait to chosen routes: a slowdown that
+// is not in the database.
 //
 // New builds the service (and creates its schema), Serve runs it from
 // environment variables as a program does, Seed and Traffic send it

@@ -29,6 +29,9 @@ type Settings struct {
 	CatalogURL string
 	// SQLComment is APP_SQLCOMMENT (1/true: tag queries with the traceparent).
 	SQLComment bool
+	// Delay is APP_DELAY (see ParseDelay): a fixed wait added to routes,
+	// e.g. "GET /orders/{id}/status=50ms"; nil when unset.
+	Delay map[string]time.Duration
 }
 
 // ParseEnv reads the service's settings through env (e.g. os.Getenv). Its
@@ -57,6 +60,9 @@ func ParseEnv(env func(string) string) (Settings, error) {
 	}
 	if s.SQLComment, err = envBool(env, "APP_SQLCOMMENT"); err != nil {
 		return s, err
+	}
+	if s.Delay, err = ParseDelay(env("APP_DELAY")); err != nil {
+		return s, fmt.Errorf("APP_DELAY %w", err)
 	}
 	s.CatalogURL = env("CATALOG_URL")
 	if s.CatalogURL != "" {
@@ -106,6 +112,7 @@ func Serve(ctx context.Context, env func(string) string, logger *slog.Logger) er
 		CatalogURL:  s.CatalogURL,
 		HTTPClient:  client,
 		SQLComment:  s.SQLComment,
+		Delay:       s.Delay,
 		Logger:      logger,
 	})
 	if err != nil {
@@ -124,7 +131,11 @@ func Serve(ctx context.Context, env func(string) string, logger *slog.Logger) er
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	logger.Info("orders listening", "url", "http://"+ln.Addr().String(), "slow", s.Slow, "catalog", s.CatalogURL)
+	attrs := []any{"url", "http://" + ln.Addr().String(), "slow", s.Slow, "catalog", s.CatalogURL}
+	if len(s.Delay) > 0 {
+		attrs = append(attrs, "delay", env("APP_DELAY"))
+	}
+	logger.Info("orders listening", attrs...)
 
 	select {
 	case err := <-errc:

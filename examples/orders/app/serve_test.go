@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,6 +37,11 @@ func TestParseEnv(t *testing.T) {
 		{"bad PORT", map[string]string{"DATABASE_URL": db, "PORT": "http"}, app.Settings{}, `PORT must be a port number, got "http"`},
 		{"PORT too big", map[string]string{"DATABASE_URL": db, "PORT": "70000"}, app.Settings{}, "PORT must be a port number"},
 		{"bad APP_SLOW", map[string]string{"DATABASE_URL": db, "APP_SLOW": "yes please"}, app.Settings{}, `APP_SLOW must be 0 or 1, got "yes please"`},
+		{"APP_DELAY", map[string]string{"DATABASE_URL": db, "APP_DELAY": "GET /orders/{id}/status=50ms, POST  /orders=1s"},
+			app.Settings{Addr: "127.0.0.1:8080", DatabaseURL: db, Delay: map[string]time.Duration{"GET /orders/{id}/status": 50 * time.Millisecond, "POST /orders": time.Second}}, ""},
+		{"bad APP_DELAY route", map[string]string{"DATABASE_URL": db, "APP_DELAY": "GET /order=5ms"}, app.Settings{}, `APP_DELAY "GET /order=5ms": unknown route "GET /order"`},
+		{"bad APP_DELAY duration", map[string]string{"DATABASE_URL": db, "APP_DELAY": "GET /orders=fast"}, app.Settings{}, `APP_DELAY "GET /orders=fast": want a duration`},
+		{"APP_DELAY without =", map[string]string{"DATABASE_URL": db, "APP_DELAY": "GET /orders"}, app.Settings{}, `APP_DELAY "GET /orders": want ROUTE=DURATION`},
 		{"bad CATALOG_URL", map[string]string{"DATABASE_URL": db, "CATALOG_URL": "catalog:443"}, app.Settings{}, "CATALOG_URL must be an http(s) URL"},
 	}
 	for _, tt := range tests {
@@ -47,7 +53,7 @@ func TestParseEnv(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got != tt.want {
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("ParseEnv = %+v, %v; want %+v", got, err, tt.want)
 			}
 		})
