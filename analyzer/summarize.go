@@ -51,7 +51,7 @@ func Summarize(ctx context.Context, info snapshots.RunInfo, results iter.Seq2[*s
 	if info.Name != "" {
 		op = fmt.Sprintf("summarize run %q", info.Name)
 	}
-	a := &runAcc{opts: opts, endpoints: map[string]*endpointAcc{}, slices: map[int]int64{}, allSliced: true}
+	a := &runAcc{opts: opts, endpoints: map[string]*endpointAcc{}, slices: map[int]int64{}, sliceSpans: map[int][2]time.Time{}, allSliced: true}
 	n := 0
 	for r, err := range results {
 		if err != nil {
@@ -81,6 +81,9 @@ type runAcc struct {
 	slices      map[int]int64
 	allSliced   bool
 	loads       int64
+	// sliceSpans bound each slice's load: an interleaved run's slices are
+	// apart (the other side's run in between), so its span is their sum.
+	sliceSpans map[int][2]time.Time
 }
 
 func (a *runAcc) add(r *snapshots.Result) {
@@ -107,6 +110,14 @@ func (a *runAcc) add(r *snapshots.Result) {
 	}
 	if r.Slice > 0 {
 		a.slices[r.Slice]++
+		sp, ok := a.sliceSpans[r.Slice]
+		if !start.IsZero() && (!ok || sp[0].IsZero() || start.Before(sp[0])) {
+			sp[0] = start
+		}
+		if r.Done.After(sp[1]) {
+			sp[1] = r.Done
+		}
+		a.sliceSpans[r.Slice] = sp
 	} else {
 		a.allSliced = false
 	}
@@ -134,6 +145,15 @@ func (a *runAcc) summary(info snapshots.RunInfo) *Summary {
 		s.Duration = a.last.Sub(a.first)
 	}
 	if a.loads > 0 && a.allSliced {
+		var sum time.Duration
+		for _, sp := range a.sliceSpans {
+			if sp[1].After(sp[0]) && !sp[0].IsZero() {
+				sum += sp[1].Sub(sp[0])
+			}
+		}
+		if sum > 0 && sum < s.Duration {
+			s.Duration = sum
+		}
 		s.Sliced = true
 		for k := range a.slices {
 			s.Slices = append(s.Slices, k)

@@ -16,11 +16,10 @@ const (
 	defaultBatchSize     = 10000
 )
 
-// record is one row (or a few) the batcher writes inside a transaction.
-type record interface {
-	// write inserts the record with the batcher's prepared statements.
-	write(st *stmts) error
-}
+// wakeAfter is how many waiting records wake the writing goroutine before
+// its transaction's deadline: it sleeps while fewer wait, so that a steady
+// trickle of records costs no wake-up (a futex call) per record.
+const wakeAfter = 256
 
 // stmts holds the writer's prepared statements, by name. They run on the
 // driver's connection directly: database/sql's bookkeeping per call costs
@@ -41,15 +40,26 @@ func (s *stmts) exec(name string, args ...any) error {
 		}
 		s.args = append(s.args, driver.NamedValue{Ordinal: i + 1, Value: a})
 	}
-	_, err := s.m[name].ExecContext(s.ctx, s.args)
+	return s.execArgs(name, s.args)
+}
+
+// execArgs runs the prepared statement name with args as they are: their
+// Ordinals must run from 1.
+func (s *stmts) execArgs(name string, args []driver.NamedValue) error {
+	_, err := s.m[name].ExecContext(s.ctx, args)
 	return err
 }
 
-// batcher writes records to a database on its own goroutine, in
+// batcher writes records of type T to a database on its own goroutine, in
 // transactions of at most size records, each committed at most interval
-// after its first record arrived. Producers never block on the disk unless
-// the queue is full; then they wait rather than lose a record.
-type batcher struct {
+// after it began (that is, after its first record arrived). Producers never
+// block on the disk unless size records are already waiting; then they
+// wait rather than lose a record.
+//
+// Records wait in a slice guarded by a mutex, which the writing goroutine
+// swaps for an empty one: a record costs its producer an append, and the
+// writer a wake-up per wakeAfter records at most.
+type batcher[T any] struct {
 	db *sql.DB
 	// path, when set, is the file db writes: a second connection
 	// checkpoints its WAL into it in the background (see checkpoints).
@@ -58,13 +68,27 @@ type batcher struct {
 	interval time.Duration
 	size     int
 	logger   *slog.Logger
+	// write writes chunk (at most size records, in the order they were
+	// added) inside the open transaction, reporting failures through fail.
+	write func(st *stmts, chunk []T)
 	// beforeCommit runs inside each transaction, after its records (e.g. to
 	// store counters); nil skips.
 	beforeCommit func(st *stmts) error
+	// afterCommit runs after each commit with its error (nil when it
+	// succeeded); nil skips.
+	afterCommit func(err error)
 
-	mu       sync.RWMutex // guards closed against sends on a closed queue
-	closed   bool
-	queue    chan record
+	mu      sync.Mutex
+	space   sync.Cond // signalled when records leave pending
+	pending []T
+	waiting int  // producers waiting for space
+	idle    bool // the writer waits for a first record
+	closed  bool
+	dead    bool // the writer stopped on an error: records are dropped
+	wake    chan struct{}
+
+	spare []T // an empty slice to swap for pending; the writer's
+
 	done     chan struct{}
 	err      error // first error; read after done is closed
 	failures int
@@ -73,7 +97,7 @@ type batcher struct {
 }
 
 // start launches the writing goroutine.
-func (b *batcher) start() {
+func (b *batcher[T]) start() {
 	if b.interval <= 0 {
 		b.interval = defaultFlushInterval
 	}
@@ -83,7 +107,8 @@ func (b *batcher) start() {
 	if b.logger == nil {
 		b.logger = slog.New(slog.DiscardHandler)
 	}
-	b.queue = make(chan record, b.size)
+	b.space.L = &b.mu
+	b.wake = make(chan struct{}, 1)
 	b.done = make(chan struct{})
 	b.stopCheckpoints = make(chan struct{})
 	b.checkpointsDone = make(chan struct{})
@@ -95,7 +120,7 @@ func (b *batcher) start() {
 // checkpointInterval from a connection of its own, so that the writing
 // goroutine never stops to do it (its connection does not checkpoint).
 // PASSIVE checkpoints never wait for, nor block, the writer or readers.
-func (b *batcher) checkpoints() {
+func (b *batcher[T]) checkpoints() {
 	defer close(b.checkpointsDone)
 	if b.path == "" {
 		return
@@ -121,9 +146,9 @@ func (b *batcher) checkpoints() {
 // checkpointInterval is how often the WAL is copied into the database.
 const checkpointInterval = 500 * time.Millisecond
 
-// run holds the database's one connection and writes until the queue is
-// closed and drained.
-func (b *batcher) run() {
+// run holds the database's one connection and writes until the batcher is
+// closed and every record is written.
+func (b *batcher[T]) run() {
 	defer close(b.done)
 	ctx := context.Background()
 	conn, err := b.db.Conn(ctx)
@@ -135,32 +160,62 @@ func (b *batcher) run() {
 	}
 	if err != nil {
 		b.fail(err)
-		for range b.queue { // nothing can be written; never leave producers hanging
-		}
+		// Nothing can be written; never leave producers hanging.
+		b.mu.Lock()
+		b.dead = true
+		clear(b.pending)
+		b.pending = b.pending[:0]
+		b.space.Broadcast()
+		b.mu.Unlock()
 	}
 }
 
-// add queues r; it blocks only while the queue is full. It reports false
-// when the batcher is closed.
-func (b *batcher) add(r record) bool {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
+// add queues v; it blocks only while size records are waiting. It reports
+// false when the batcher is closed.
+func (b *batcher[T]) add(v T) bool {
+	b.mu.Lock()
 	if b.closed {
+		b.mu.Unlock()
 		return false
 	}
-	b.queue <- r
+	for len(b.pending) >= b.size && !b.dead {
+		// Once waiting, the record goes in even if close comes meanwhile:
+		// close waits for it.
+		b.waiting++
+		b.space.Wait()
+		b.waiting--
+	}
+	if b.dead {
+		b.mu.Unlock()
+		return true // the error is close's to report
+	}
+	b.pending = append(b.pending, v)
+	signal := b.idle || b.closed || len(b.pending) == wakeAfter || len(b.pending) == b.size
+	if signal {
+		b.idle = false
+	}
+	b.mu.Unlock()
+	if signal {
+		b.signal()
+	}
 	return true
+}
+
+// signal wakes the writing goroutine, or leaves it a token to find.
+func (b *batcher[T]) signal() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
 }
 
 // close stops accepting records, writes those queued and returns the first
 // error met while writing.
-func (b *batcher) close() error {
+func (b *batcher[T]) close() error {
 	b.mu.Lock()
-	if !b.closed {
-		b.closed = true
-		close(b.queue)
-	}
+	b.closed = true
 	b.mu.Unlock()
+	b.signal()
 	<-b.done
 	close(b.stopCheckpoints)
 	<-b.checkpointsDone
@@ -169,7 +224,7 @@ func (b *batcher) close() error {
 
 // fail records a write error: the first is returned by close, the first few
 // are logged as they happen (a full disk fails every insert).
-func (b *batcher) fail(err error) {
+func (b *batcher[T]) fail(err error) {
 	b.failures++
 	if b.failures <= maxLoggedFailures {
 		b.logger.Error("snapshot write", "err", err)
@@ -182,8 +237,42 @@ func (b *batcher) fail(err error) {
 // maxLoggedFailures bounds how many write errors a batcher logs.
 const maxLoggedFailures = 10
 
+// waitFirst waits until a record waits or the batcher is closed.
+func (b *batcher[T]) waitFirst() {
+	b.mu.Lock()
+	for len(b.pending) == 0 && !b.closed {
+		b.idle = true
+		b.mu.Unlock()
+		<-b.wake
+		b.mu.Lock()
+	}
+	b.idle = false
+	b.mu.Unlock()
+}
+
+// take removes up to k waiting records, oldest first. It also reports how
+// many records are still to come (waiting, or held by producers waiting
+// for space) and whether the batcher is closed.
+func (b *batcher[T]) take(k int) (chunk []T, left int, closed bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if k >= len(b.pending) {
+		chunk, b.pending = b.pending, b.spare[:0]
+	} else {
+		chunk = append(b.spare[:0], b.pending[:k]...)
+		n := copy(b.pending, b.pending[k:])
+		clear(b.pending[n:])
+		b.pending = b.pending[:n]
+	}
+	b.spare = nil
+	if len(chunk) > 0 && b.waiting > 0 {
+		b.space.Broadcast()
+	}
+	return chunk, len(b.pending) + b.waiting, b.closed
+}
+
 // loop writes records in transactions on the driver connection dc.
-func (b *batcher) loop(ctx context.Context, dc any) error {
+func (b *batcher[T]) loop(ctx context.Context, dc any) error {
 	conn, ok := dc.(interface {
 		driver.ConnBeginTx
 		driver.ConnPrepareContext
@@ -212,28 +301,32 @@ func (b *batcher) loop(ctx context.Context, dc any) error {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
-		// Wait for the first record of the next transaction.
-		r, open := <-b.queue
+		b.waitFirst()
 		tx, err := conn.BeginTx(ctx, driver.TxOptions{})
 		if err != nil {
 			return fmt.Errorf("begin: %w", err)
 		}
-		n := 0
-		if open {
-			b.writeOne(st, r)
-			n = 1
-			timer.Reset(b.interval)
-		}
-	fill:
-		for open && n < b.size {
+		timer.Reset(b.interval)
+		n, expired, finished := 0, false, false
+		for {
+			chunk, left, closed := b.take(b.size - n)
+			if len(chunk) > 0 {
+				b.write(st, chunk)
+				n += len(chunk)
+				clear(chunk)
+				b.spare = chunk[:0]
+			}
+			finished = closed && left == 0
+			if n >= b.size || left == 0 && (closed || expired) {
+				break
+			}
+			if left > 0 {
+				continue
+			}
 			select {
-			case r, open = <-b.queue:
-				if open {
-					b.writeOne(st, r)
-					n++
-				}
+			case <-b.wake:
 			case <-timer.C:
-				break fill
+				expired = true
 			}
 		}
 		timer.Stop()
@@ -244,18 +337,16 @@ func (b *batcher) loop(ctx context.Context, dc any) error {
 				b.fail(err)
 			}
 		}
-		if err := tx.Commit(); err != nil {
+		err = tx.Commit()
+		if err != nil {
 			b.fail(fmt.Errorf("commit: %w", err))
 			tx.Rollback() // so that the next transaction can begin
 		}
-		if !open {
+		if b.afterCommit != nil {
+			b.afterCommit(err)
+		}
+		if finished {
 			return nil
 		}
-	}
-}
-
-func (b *batcher) writeOne(st *stmts, r record) {
-	if err := r.write(st); err != nil {
-		b.fail(err)
 	}
 }

@@ -36,10 +36,18 @@ type RunInfo struct {
 type RunWriter struct {
 	path    string
 	info    RunInfo
-	b       batcher
+	b       batcher[*Result]
 	lastSeq atomic.Int64
-	fps     map[string]int64 // fingerprint ids, owned by the writing goroutine
+
+	// Owned by the writing goroutine.
+	enc  resultEncoder
+	buf  []byte               // the records of one insert
+	args []driver.NamedValue  // its arguments
 }
+
+// resultsPerInsert is how many results one INSERT statement writes: binding
+// and running a statement has a cost of its own, which rows share.
+const resultsPerInsert = 32
 
 // CreateRun creates a run file at path (ErrExists when it exists).
 func CreateRun(path string, info RunInfo) (*RunWriter, error) {
@@ -47,21 +55,28 @@ func CreateRun(path string, info RunInfo) (*RunWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create run %s: %w", path, err)
 	}
-	if err := writeRunInfo(db, info); err != nil {
+	// Times are stored relative to the base, which takes fewer bytes.
+	base := unixNano(info.Started)
+	if base == 0 {
+		base = time.Now().UnixNano()
+	}
+	if err := writeRunInfo(db, info, base); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("create run %s: %w", path, cleanup(path, err))
 	}
-	w := &RunWriter{path: path, info: info, fps: map[string]int64{}}
-	w.b = batcher{
+	w := &RunWriter{path: path, info: info}
+	w.enc = resultEncoder{base: base, in: newInterner()}
+	many := `INSERT INTO results (seq, data) VALUES (?,?)` + strings.Repeat(`,(?,?)`, resultsPerInsert-1)
+	w.b = batcher[*Result]{
 		db:   db,
 		path: path,
 		queries: map[string]string{
-			"result": `INSERT INTO results (seq, phase, slice, exchange_id, endpoint, method, url,
-				intended_ns, sent_ns, done_ns, status, recorded_status, bytes, error, trace_id, sql_counted)
-				VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-			"sql":         `INSERT INTO result_sql (seq, position, fingerprint_id, count, duration_ns) VALUES (?,?,?,?,?)`,
-			"fingerprint": `INSERT INTO fingerprints (id, fingerprint) VALUES (?, ?)`,
+			"results": many,
+			"result":  `INSERT INTO results (seq, data) VALUES (?,?)`,
+			"string":  `INSERT INTO strings (id, value) VALUES (?,?)`,
 		},
+		write:       w.write,
+		afterCommit: w.enc.in.committed,
 	}
 	w.b.start()
 	return w, nil
@@ -69,14 +84,14 @@ func CreateRun(path string, info RunInfo) (*RunWriter, error) {
 
 // Add queues r for writing, assigning r.Seq when zero. Safe for concurrent
 // use; it blocks only while 10000 results are waiting. The writer owns r
-// afterwards.
+// afterwards (it only reads it: r may be shared with other readers).
 func (w *RunWriter) Add(r *Result) {
 	if r.Seq == 0 {
 		r.Seq = w.lastSeq.Add(1)
 	} else {
 		atomicMax(&w.lastSeq, r.Seq)
 	}
-	w.b.add(&resultRecord{w, r})
+	w.b.add(r)
 }
 
 // Close writes info (its Ended, MockMisses, Statements and Settings
@@ -94,7 +109,7 @@ func (w *RunWriter) Close(info RunInfo) error {
 	if info.Settings != nil {
 		final.Settings = info.Settings
 	}
-	if ierr := writeRunInfo(w.b.db, final); err == nil {
+	if ierr := writeRunInfo(w.b.db, final, w.enc.base); err == nil {
 		err = ierr
 	}
 	finish(w.b.db)
@@ -107,36 +122,55 @@ func (w *RunWriter) Close(info RunInfo) error {
 	return nil
 }
 
-// resultRecord is a result waiting to be written.
-type resultRecord struct {
-	w *RunWriter
-	r *Result
-}
-
-func (rr *resultRecord) write(st *stmts) error {
-	r := rr.r
-	err := st.exec("result", r.Seq, r.Phase, r.Slice, r.ExchangeID, r.Endpoint, r.Method, r.URL,
-		unixNano(r.Intended), unixNano(r.Sent), unixNano(r.Done), r.Status, r.RecordedStatus,
-		r.Bytes, r.Error, r.TraceID, r.SQLCounted)
-	if err != nil {
-		return fmt.Errorf("result %d: %w", r.Seq, err)
+// write inserts chunk, resultsPerInsert results per statement. When a
+// statement fails (a Seq given twice, say), its results are inserted one
+// by one, so that only the bad ones are lost and reported.
+func (w *RunWriter) write(st *stmts, chunk []*Result) {
+	if w.enc.newStr == nil {
+		w.enc.newStr = func(id int64, s string) error { return st.exec("string", id, s) }
 	}
-	for i, c := range r.SQL {
-		id, ok := rr.w.fps[c.Fingerprint]
-		if !ok {
-			id = int64(len(rr.w.fps) + 1)
-			if err := st.exec("fingerprint", id, c.Fingerprint); err != nil {
-				return fmt.Errorf("result %d: fingerprint: %w", r.Seq, err)
+	for len(chunk) > 0 {
+		n := min(len(chunk), resultsPerInsert)
+		if n < resultsPerInsert {
+			n = 1
+		}
+		part := chunk[:n]
+		chunk = chunk[n:]
+		w.buf = w.buf[:0]
+		ends := [resultsPerInsert]int{}
+		for i, r := range part {
+			w.buf = w.enc.append(w.buf, r)
+			ends[i] = len(w.buf)
+		}
+		if err := w.enc.err; err != nil {
+			w.enc.err = nil
+			w.b.fail(fmt.Errorf("result %d: string table: %w", part[0].Seq, err))
+		}
+		w.args = w.args[:0]
+		start := 0
+		for i, r := range part {
+			w.args = append(w.args,
+				driver.NamedValue{Ordinal: 2*i + 1, Value: r.Seq},
+				driver.NamedValue{Ordinal: 2*i + 2, Value: w.buf[start:ends[i]]})
+			start = ends[i]
+		}
+		name := "results"
+		if n == 1 {
+			name = "result"
+		}
+		if err := st.execArgs(name, w.args); err != nil {
+			if n == 1 {
+				w.b.fail(fmt.Errorf("result %d: %w", part[0].Seq, err))
+				continue
 			}
-			// Remembered only once its row is in; a failed commit after
-			// this loses the row, which the error already reports.
-			rr.w.fps[c.Fingerprint] = id
-		}
-		if err := st.exec("sql", r.Seq, i, id, c.Count, int64(c.Duration)); err != nil {
-			return fmt.Errorf("result %d: sql counts: %w", r.Seq, err)
+			for i, r := range part {
+				one := []driver.NamedValue{{Ordinal: 1, Value: r.Seq}, {Ordinal: 2, Value: w.args[2*i+1].Value}}
+				if err := st.execArgs("result", one); err != nil {
+					w.b.fail(fmt.Errorf("result %d: %w", r.Seq, err))
+				}
+			}
 		}
 	}
-	return nil
 }
 
 // writeRunInfo stores info as key/value rows, replacing earlier ones.

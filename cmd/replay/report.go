@@ -1,16 +1,156 @@
 package main
 
 import (
-	"errors"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
+
+	"github.com/replaykit/replay/analyzer"
+	"github.com/replaykit/replay/report"
+	"github.com/replaykit/replay/snapshots"
 )
 
-// PLACEHOLDER: replaced by the real command.
+type reportOptions struct {
+	path   string
+	format string
+	goals  []string
+}
+
 func newCmdReport(s streams) *cobra.Command {
-	return &cobra.Command{
-		Use:   "report",
-		Short: "(not built yet)",
-		RunE:  func(cmd *cobra.Command, args []string) error { return errors.New("report: not built yet") },
+	opts := &reportOptions{}
+	cmd := &cobra.Command{
+		Use:   "report RUN|DIR [--format text|json|markdown|junit|html] [--goal G]...",
+		Short: "Render a run file, or a comparison's output directory, again",
+		Long: `report renders what replay measured again, in any format:
+
+  RUN   a run file (replay run --out RUN): the run report, with the goals the
+        run was given re-checked (and --goal ones added); the build log
+        RUN.build.log is listed when it exists.
+  DIR   a comparison's output directory (replay compare --out DIR): the
+        comparison of DIR/baseline.run and DIR/candidate.run again, with the
+        goals the comparison was given re-checked against the candidate (and
+        --goal ones added); the logs and reports in DIR are listed.
+
+The analysis is the same as when the run or comparison was made (the
+bootstrap is seeded), so the verdicts are the same.
+
+Exit codes: 0 the report shows no regression and every goal met, 99 it shows
+a regression or a missed goal, 1 could not read, 2 bad usage.`,
+		Example: `  replay report replay-compare-20250301-120000 --format markdown >> "$GITHUB_STEP_SUMMARY"
+  replay report run.db --format json`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.path = args[0]
+			return reportRun(cmd.Context(), opts, s)
+		},
 	}
+	cmd.Flags().StringVar(&opts.format, "format", "text", "output `FORMAT`: text, json, markdown, junit or html")
+	cmd.Flags().StringArrayVar(&opts.goals, "goal", nil, "also check goal `G`, e.g. 'p95<500ms' (repeatable)")
+	return cmd
+}
+
+func reportRun(ctx context.Context, opts *reportOptions, s streams) error {
+	format, err := report.ParseFormat(opts.format)
+	if err != nil {
+		return usagef("report: --format %q: want text, json, markdown, junit or html", opts.format)
+	}
+	extra, err := analyzer.ParseGoals(opts.goals)
+	if err != nil {
+		return usagef("report: --goal: %v", err)
+	}
+	fi, err := os.Stat(opts.path)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	passed := true
+	if fi.IsDir() {
+		rep, err := reportComparison(ctx, opts.path, extra)
+		if err != nil {
+			return err
+		}
+		if err := report.WriteComparison(s.out, format, rep); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		passed = rep.Passed()
+	} else {
+		rep, err := reportRunFile(ctx, opts.path, extra)
+		if err != nil {
+			return err
+		}
+		if err := report.WriteRun(s.out, format, rep); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		passed = rep.Passed()
+	}
+	if !passed {
+		return errFailed
+	}
+	return nil
+}
+
+// reportRunFile builds the report of one run file.
+func reportRunFile(ctx context.Context, path string, extra []analyzer.Goal) (*report.RunReport, error) {
+	run, err := snapshots.OpenRun(path)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	defer run.Close()
+	goals, err := recordedGoals(run.Info())
+	if err != nil {
+		return nil, fmt.Errorf("report: %s: %w", path, err)
+	}
+	sum, err := analyzer.SummarizeRun(ctx, run, analyzer.SummarizeOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	rep := &report.RunReport{Summary: sum, Goals: analyzer.Check(sum, append(goals, extra...)), Artifacts: []report.Artifact{{Name: "run file", Path: path}}}
+	if log := path + ".build.log"; fileExists(log) {
+		rep.Artifacts = append(rep.Artifacts, report.Artifact{Name: "build log", Path: log})
+	}
+	return rep, nil
+}
+
+// reportComparison builds the report of a comparison's output directory.
+func reportComparison(ctx context.Context, dir string, extra []analyzer.Goal) (*report.ComparisonReport, error) {
+	base, cand := filepath.Join(dir, compareBaselineRun), filepath.Join(dir, compareCandidateRun)
+	if !fileExists(base) || !fileExists(cand) {
+		return nil, fmt.Errorf("report: %s holds no %s and %s: not the output directory of replay compare", dir, compareBaselineRun, compareCandidateRun)
+	}
+	run, err := snapshots.OpenRun(cand)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	goals, err := recordedGoals(run.Info())
+	run.Close()
+	if err != nil {
+		return nil, fmt.Errorf("report: %s: %w", cand, err)
+	}
+	rep, err := compareRunFiles(ctx, base, cand, append(goals, extra...))
+	if err != nil {
+		return nil, err
+	}
+	rep.Artifacts = []report.Artifact{{Name: "baseline run", Path: base}, {Name: "candidate run", Path: cand}}
+	for _, a := range []report.Artifact{
+		{Name: "baseline build log", Path: filepath.Join(dir, "baseline.log")},
+		{Name: "candidate build log", Path: filepath.Join(dir, "candidate.log")},
+		{Name: "reset log", Path: filepath.Join(dir, compareResetLog)},
+	} {
+		if fileExists(a.Path) {
+			rep.Artifacts = append(rep.Artifacts, a)
+		}
+	}
+	for _, f := range report.Formats() {
+		if p := filepath.Join(dir, reportFile(f)); fileExists(p) {
+			rep.Artifacts = append(rep.Artifacts, report.Artifact{Name: reportName(f), Path: p})
+		}
+	}
+	return rep, nil
+}
+
+func fileExists(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && !fi.IsDir()
 }

@@ -1,0 +1,358 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/replaykit/replay/examples/orders/app"
+	"github.com/replaykit/replay/examples/orders/catalog"
+	"github.com/replaykit/replay/internal/pgtest"
+	"github.com/replaykit/replay/snapshots"
+)
+
+// compareJSON is the part of `replay compare --format json` that DESIGN.md
+// fixes, plus the cause and fingerprint the tests look at.
+type compareJSON struct {
+	Verdict   string `json:"verdict"`
+	Endpoints []struct {
+		Endpoint    string    `json:"endpoint"`
+		BaseStats   statsJSON `json:"baseline"`
+		CandStats   statsJSON `json:"candidate"`
+		Verdict     string    `json:"verdict"`
+		Cause       string    `json:"cause"`
+		Explanation string    `json:"explanation"`
+		Fingerprint string    `json:"fingerprint"`
+		SQL         []struct {
+			Fingerprint         string  `json:"fingerprint"`
+			BaselinePerRequest  float64 `json:"baseline_per_request"`
+			CandidatePerRequest float64 `json:"candidate_per_request"`
+		} `json:"sql"`
+	} `json:"endpoints"`
+}
+
+type statsJSON struct {
+	Requests      int64   `json:"requests"`
+	Failed        int64   `json:"failed"`
+	AvgMs         float64 `json:"avg_ms"`
+	P50Ms         float64 `json:"p50_ms"`
+	P95Ms         float64 `json:"p95_ms"`
+	P99Ms         float64 `json:"p99_ms"`
+	SQLPerRequest float64 `json:"sql_per_request"`
+}
+
+// designKeys are the keys DESIGN.md's CLI contract lists for `replay
+// compare --format json`.
+var designKeys = struct{ top, endpoint, stats, sql []string }{
+	top:      []string{"verdict", "endpoints"},
+	endpoint: []string{"endpoint", "baseline", "candidate", "verdict", "explanation", "sql"},
+	stats:    []string{"requests", "failed", "avg_ms", "p50_ms", "p95_ms", "p99_ms", "sql_per_request"},
+	sql:      []string{"fingerprint", "baseline_per_request", "candidate_per_request"},
+}
+
+// checkDesignShape fails unless doc has every key DESIGN.md lists.
+func checkDesignShape(t *testing.T, doc []byte) {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, doc)
+	}
+	has := func(m map[string]any, keys []string, where string) {
+		for _, k := range keys {
+			if _, ok := m[k]; !ok {
+				t.Errorf("%s lacks key %q", where, k)
+			}
+		}
+	}
+	has(v, designKeys.top, "the comparison")
+	eps, _ := v["endpoints"].([]any)
+	if len(eps) == 0 {
+		t.Fatalf("no endpoints in %s", doc)
+	}
+	for _, e := range eps {
+		m, _ := e.(map[string]any)
+		has(m, designKeys.endpoint, "an endpoint")
+		for _, side := range []string{"baseline", "candidate"} {
+			s, _ := m[side].(map[string]any)
+			has(s, designKeys.stats, "an endpoint's "+side)
+		}
+		sqls, _ := m["sql"].([]any)
+		for _, q := range sqls {
+			qm, _ := q.(map[string]any)
+			has(qm, designKeys.sql, "an sql entry")
+		}
+	}
+}
+
+// ordersEnv is the demo workload set up for comparisons: a PostgreSQL
+// cluster, the replay binary (whose hidden `demo orders` runs the app), a
+// snapshot and a reset command.
+type ordersEnv struct {
+	bin, snap, reset, dbURL, dbAddr, dir, sides string
+}
+
+// resetSQL restores 60 orders with 1 to 4 items each, ids from 1.
+const resetSQL = `TRUNCATE orders, order_items RESTART IDENTITY;
+INSERT INTO orders (customer, status, created_at)
+  SELECT 'customer-' || i, 'pending', now() - (60 - i) * interval '1 minute' FROM generate_series(1, 60) i;
+INSERT INTO order_items (order_id, sku, qty, price_cents)
+  SELECT o, 'SKU-100' || (k % 10), 1 + k % 3, 999 FROM generate_series(1, 60) o, generate_series(1, 1 + o % 4) k;
+`
+
+func newOrdersEnv(t *testing.T) *ordersEnv {
+	t.Helper()
+	db := pgtest.New(t)
+	env := &ordersEnv{dbURL: db.URL("postgres"), dbAddr: db.Addr(), dir: t.TempDir(), bin: buildReplay(t)}
+	psql := "psql"
+	if bindir, err := pgtest.BinDir(); err == nil && fileExists(filepath.Join(bindir, "psql")) {
+		psql = filepath.Join(bindir, "psql")
+	} else if psql, err = exec.LookPath("psql"); err != nil {
+		t.Fatalf("psql not found next to the server binaries nor on PATH: %v", err)
+	}
+	sqlFile := filepath.Join(env.dir, "reset.sql")
+	if err := os.WriteFile(sqlFile, []byte(resetSQL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env.sides = filepath.Join(env.dir, "sides.txt")
+	env.reset = fmt.Sprintf(`echo "$REPLAY_SIDE $REPLAY_PHASE" >> '%s' && '%s' '%s' -X -q -v ON_ERROR_STOP=1 -f '%s'`,
+		env.sides, psql, env.dbURL, sqlFile)
+
+	// The snapshot: inbound requests to every endpoint, and the catalog
+	// call GET /catalog makes.
+	catalogBody := httptest.NewRecorder()
+	catalog.Handler().ServeHTTP(catalogBody, httptest.NewRequest("GET", "/products", nil))
+	env.snap = filepath.Join(env.dir, "orders.snap")
+	w, err := snapshots.Create(env.snap, snapshots.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	post, _ := json.Marshal(app.SeedOrder(7))
+	var catalogID int64
+	for _, r := range []string{"GET /orders", "GET /orders/3", "GET /orders/7/status", "GET /catalog", "POST /orders",
+		"GET /orders/12", "GET /orders/15/status", "GET /orders", "GET /orders/20/status", "GET /orders/33"} {
+		method, path, _ := strings.Cut(r, " ")
+		start = start.Add(20 * time.Millisecond)
+		e := &snapshots.Exchange{ID: w.NewID(), Direction: snapshots.Inbound, Protocol: "http", Service: "127.0.0.1:8080", Start: start,
+			Duration: 3 * time.Millisecond, Method: method, URL: "http://127.0.0.1:8080" + path,
+			RequestHeader: http.Header{"Accept": {"application/json"}}, Status: 200}
+		if method == "POST" {
+			e.RequestHeader.Set("Content-Type", "application/json")
+			e.RequestBody, e.RequestBodySize, e.Status = post, int64(len(post)), 201
+		}
+		if path == "/catalog" {
+			catalogID = e.ID
+		}
+		w.AddExchange(e)
+	}
+	w.AddExchange(&snapshots.Exchange{Direction: snapshots.Outbound, Protocol: "https", Service: "catalog.demo.test:443", Start: start,
+		Duration: 2 * time.Millisecond, Method: "GET", URL: "https://catalog.demo.test/products", ParentID: catalogID,
+		RequestHeader: http.Header{"Accept": {"application/json"}}, Status: 200,
+		ResponseHeader: catalogBody.Header(), ResponseBody: catalogBody.Body.Bytes(), ResponseBodySize: int64(catalogBody.Body.Len())})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+// args returns the flags of a comparison of the demo app writing to out.
+func (env *ordersEnv) args(out string, extra ...string) []string {
+	cmd := env.bin + " demo orders"
+	return append([]string{"compare", "--snapshot", env.snap,
+		"--baseline-cmd", cmd, "--candidate-cmd", cmd,
+		"--env", "DATABASE_URL=" + env.dbURL, "--env", "CATALOG_URL=https://catalog.demo.test",
+		"--mock", "catalog.demo.test:443", "--ca-dir", filepath.Join(env.dir, "ca"),
+		"--postgres", env.dbAddr, "--reset", env.reset,
+		"--vus", "4", "--duration", "2s", "--warmup", "300ms",
+		"--out", out}, extra...)
+}
+
+// compare runs `replay compare` in process and decodes its JSON stdout.
+func (env *ordersEnv) compare(t *testing.T, name string, extra ...string) (code int, doc compareJSON, raw, stderr, out string) {
+	t.Helper()
+	out = filepath.Join(env.dir, name)
+	var stdout, errb bytes.Buffer
+	start := time.Now()
+	code = run(env.args(out, append([]string{"--format", "json"}, extra...)...), streams{in: strings.NewReader(""), out: &stdout, err: &errb})
+	t.Logf("%s: exit %d in %s", name, code, time.Since(start).Round(time.Millisecond))
+	if code == exitOK || code == exitRegression {
+		if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+			t.Fatalf("stdout is not the comparison JSON: %v\n%s\nstderr: %s", err, stdout.String(), errb.String())
+		}
+		if txt, err := os.ReadFile(filepath.Join(out, "report.txt")); err == nil {
+			t.Logf("%s", txt)
+		}
+	}
+	return code, doc, stdout.String(), errb.String(), out
+}
+
+// verdicts maps each endpoint to its verdict.
+func verdicts(doc compareJSON) map[string]string {
+	m := map[string]string{}
+	for _, e := range doc.Endpoints {
+		m[e.Endpoint] = e.Verdict
+	}
+	return m
+}
+
+var ordersEndpoints = []string{"GET /orders", "GET /orders/{id}", "GET /orders/{id}/status", "GET /catalog", "POST /orders"}
+
+// TestCompareEndToEnd compares builds of the demo workload, started by
+// replay from its own binary, on a real PostgreSQL with the catalog API
+// mocked and the data reset before every phase.
+func TestCompareEndToEnd(t *testing.T) {
+	env := newOrdersEnv(t)
+
+	t.Run("N+1", func(t *testing.T) {
+		code, doc, raw, stderr, out := env.compare(t, "nplus1", "--baseline-env", "APP_SLOW=0", "--candidate-env", "APP_SLOW=1", "--format", "text", "--format", "markdown")
+		if code != exitRegression {
+			t.Fatalf("exit %d, want 99; stderr: %s", code, stderr)
+		}
+		checkDesignShape(t, []byte(raw))
+		if doc.Verdict != "regression" {
+			t.Errorf("verdict %q, want regression", doc.Verdict)
+		}
+		for _, e := range doc.Endpoints {
+			if e.BaseStats.Failed+e.CandStats.Failed > 0 {
+				t.Errorf("%s: %d + %d failed requests", e.Endpoint, e.BaseStats.Failed, e.CandStats.Failed)
+			}
+			if e.Endpoint != "GET /orders" {
+				if e.Verdict == "regression" {
+					t.Errorf("%s: regression (%s), want unchanged or inconclusive", e.Endpoint, e.Explanation)
+				}
+				continue
+			}
+			if e.Verdict != "regression" || e.Cause != "n+1" || !strings.Contains(e.Fingerprint, "order_items") {
+				t.Errorf("GET /orders: %s, cause %q, fingerprint %q; want a regression from the N+1 over order_items", e.Verdict, e.Cause, e.Fingerprint)
+			}
+			if !strings.Contains(e.Explanation, "order_items") || !strings.Contains(e.Explanation, "50 times per request (baseline 0)") {
+				t.Errorf("GET /orders explanation %q, want the order_items statement running 50 times per request (baseline 0)", e.Explanation)
+			}
+			if e.BaseStats.SQLPerRequest != 1 || e.CandStats.SQLPerRequest != 51 {
+				t.Errorf("GET /orders SQL per request %v → %v, want 1 → 51", e.BaseStats.SQLPerRequest, e.CandStats.SQLPerRequest)
+			}
+		}
+		if v := verdicts(doc); len(v) != len(ordersEndpoints) {
+			t.Errorf("endpoints %v, want %v", v, ordersEndpoints)
+		}
+		for _, f := range []string{"baseline.run", "candidate.run", "baseline.log", "candidate.log", "reset.log", "report.json", "report.txt", "report.md"} {
+			if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+				t.Errorf("output file: %v", err)
+			}
+		}
+		if js, _ := os.ReadFile(filepath.Join(out, "report.json")); string(js) != raw {
+			t.Errorf("report.json differs from the JSON on stdout")
+		}
+		md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+		for _, want := range []string{"### Result", "**Outcome:** ❌ Regression in GET /orders", "order_items", filepath.Join(out, "candidate.run")} {
+			if !strings.Contains(string(md), want) {
+				t.Errorf("report.md lacks %q", want)
+			}
+		}
+		log, _ := os.ReadFile(filepath.Join(out, "candidate.log"))
+		if !strings.Contains(string(log), "orders listening") || !strings.Contains(string(log), "slow=true") {
+			t.Errorf("candidate.log %q, want the app's start line with slow=true", log)
+		}
+		sides, _ := os.ReadFile(env.sides)
+		if got, want := string(sides), "baseline explain\ncandidate explain\nboth load\n"; got != want {
+			t.Errorf("resets ran as %q, want %q", got, want)
+		}
+		for _, name := range []string{"baseline", "candidate"} {
+			r, err := snapshots.OpenRun(filepath.Join(out, name+".run"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			info := r.Info()
+			r.Close()
+			if info.Name != name || info.MockMisses != 0 || info.Statements == 0 || info.Settings["side"] != name || info.Settings["order"] != "interleaved" {
+				t.Errorf("%s run info %+v", name, info)
+			}
+		}
+
+		// replay report DIR renders the same comparison again.
+		var rstdout, rstderr bytes.Buffer
+		rcode := run([]string{"report", out, "--format", "json"}, streams{in: strings.NewReader(""), out: &rstdout, err: &rstderr})
+		if rcode != exitRegression || rstdout.String() != raw {
+			t.Errorf("report %s: exit %d, JSON equal to compare's: %v; stderr %s", out, rcode, rstdout.String() == raw, rstderr.String())
+		}
+	})
+
+	t.Run("A/A", func(t *testing.T) {
+		repeats := 3
+		if testing.Short() {
+			repeats = 1
+		}
+		for i := range repeats {
+			code, doc, _, stderr, _ := env.compare(t, fmt.Sprintf("aa-%d", i), "--baseline-env", "APP_SLOW=0", "--candidate-env", "APP_SLOW=0")
+			if code != exitOK || doc.Verdict == "regression" {
+				t.Errorf("A/A %d: exit %d, verdict %q, want no regression; stderr %s", i, code, doc.Verdict, stderr)
+			}
+			for _, e := range doc.Endpoints {
+				if e.Verdict == "regression" {
+					t.Errorf("A/A %d: %s regression: %s", i, e.Endpoint, e.Explanation)
+				}
+			}
+		}
+	})
+
+	t.Run("50ms delay", func(t *testing.T) {
+		code, doc, _, stderr, _ := env.compare(t, "delay", "--candidate-env", "APP_DELAY=GET /orders/{id}/status=50ms")
+		if code != exitRegression {
+			t.Fatalf("exit %d, want 99; stderr: %s", code, stderr)
+		}
+		for _, e := range doc.Endpoints {
+			switch {
+			case e.Endpoint == "GET /orders/{id}/status":
+				if e.Verdict != "regression" || e.Cause != "app" || !strings.Contains(e.Explanation, "the slowdown is in the app") {
+					t.Errorf("%s: %s (%s): %s; want a regression in the app", e.Endpoint, e.Verdict, e.Cause, e.Explanation)
+				}
+			case e.Verdict == "regression":
+				t.Errorf("%s: regression: %s; want only the delayed endpoint flagged", e.Endpoint, e.Explanation)
+			}
+		}
+	})
+
+	t.Run("a build that fails to start", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		out := filepath.Join(env.dir, "fail")
+		args := env.args(out, "--candidate-env", "DATABASE_URL=postgres://nobody@127.0.0.1:1/none?sslmode=disable")
+		code := run(args, streams{in: strings.NewReader(""), out: &stdout, err: &stderr})
+		msg := stderr.String()
+		if code != exitError || strings.Count(msg, "\n") != 1 || !strings.HasPrefix(msg, "replay: compare: candidate: build \""+env.bin+" demo orders\" exited with status 1") ||
+			!strings.Contains(msg, "connect to database") {
+			t.Errorf("exit %d, stderr %q; want exit 1 and one line naming the candidate, its command and the database error", code, msg)
+		}
+		if stdout.Len() != 0 {
+			t.Errorf("stdout %q, want nothing", stdout.String())
+		}
+		if _, err := os.Stat(filepath.Join(out, "candidate.run")); err == nil {
+			t.Errorf("a run file was written for a comparison that never ran")
+		}
+
+		stderr.Reset()
+		args = append(env.args(filepath.Join(env.dir, "fail2")), "--baseline-cmd", "echo 'no such build' >&2; false")
+		code = run(args, streams{in: strings.NewReader(""), out: &stdout, err: &stderr})
+		if want := `replay: compare: baseline: build "echo 'no such build' >&2; false" exited with status 1 before answering on port `; code != exitError ||
+			!strings.HasPrefix(stderr.String(), want) || !strings.HasSuffix(stderr.String(), ": no such build\n") {
+			t.Errorf("exit %d, stderr %q; want exit 1 and %q…: no such build", code, stderr.String(), want)
+		}
+	})
+
+	t.Run("a reset that fails", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		args := append(env.args(filepath.Join(env.dir, "badreset"), "--baseline-env", "APP_SLOW=0"), "--reset", "echo 'psql: connection refused' >&2; exit 2")
+		code := run(args, streams{in: strings.NewReader(""), out: &stdout, err: &stderr})
+		want := `replay: compare: --reset before the baseline explain phase: "echo 'psql: connection refused' >&2; exit 2" exited with status 2: psql: connection refused` + "\n"
+		if code != exitError || stderr.String() != want {
+			t.Errorf("exit %d, stderr %q; want exit 1 and %q", code, stderr.String(), want)
+		}
+	})
+}

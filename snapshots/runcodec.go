@@ -1,0 +1,332 @@
+package snapshots
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// A run file stores each result as one row of results: its Seq and a
+// packed record (data). Runs hold millions of results that are written once
+// and read whole, in order, so a record is as cheap to write and to read as
+// we can make it: one blob instead of a column per field (every column
+// costs a bind on insert and a call on read), times as nanosecond offsets,
+// and the strings that repeat (phases, endpoints, methods, URLs, errors,
+// SQL fingerprints) interned in the strings table and referred to by id.
+//
+// The record, in order (varint: zig-zag, as encoding/binary's AppendVarint;
+// str: see appendStr):
+//
+//	flags        1 byte: flagSQLCounted, flagHexTrace
+//	Phase        str
+//	Slice        varint
+//	ExchangeID   varint
+//	Endpoint     str
+//	Method       str
+//	URL          str
+//	Intended     varint, ns since the run's base (run_info base_ns)
+//	Sent         varint, ns since Intended
+//	Done         varint, ns since Sent
+//	Status       varint
+//	RecordedStatus varint
+//	Bytes        varint
+//	Error        str
+//	TraceID      16 bytes when flagHexTrace (32 lower-case hex digits), else an inline str
+//	SQL          uvarint count, then per fingerprint: str Fingerprint, varint Count, varint Duration (ns)
+//
+// A zero time is stored as the Unix time 0, as elsewhere in the files.
+
+// Flags of a packed result.
+const (
+	flagSQLCounted = 1 << iota
+	flagHexTrace
+)
+
+// Limits of a run file's string table: what a writer interns, and what a
+// reader holds in memory, at most.
+const (
+	maxInterned    = 1 << 16 // strings
+	maxInternBytes = 8 << 20 // their total length
+	maxInternLen   = 4096    // longer strings are stored inline
+	// maxCandidates bounds the strings seen once, which are interned when
+	// seen again (most URLs and errors repeat; some never do).
+	maxCandidates = 1 << 16
+)
+
+// interner assigns ids to the strings a run writer stores in its string
+// table. It is owned by the writing goroutine.
+type interner struct {
+	ids        map[string]int64
+	candidates map[string]struct{} // seen once, not interned yet
+	bytes      int
+	added      []string // interned in the open transaction, not yet committed
+}
+
+func newInterner() *interner {
+	return &interner{ids: map[string]int64{}, candidates: map[string]struct{}{}}
+}
+
+// id returns the id of s, and whether s was interned just now (the caller
+// stores it); zero means s is to be stored inline.
+func (in *interner) id(s string) (id int64, isNew bool) {
+	if id, ok := in.ids[s]; ok {
+		return id, false
+	}
+	if len(s) > maxInternLen || len(in.ids) >= maxInterned || in.bytes+len(s) > maxInternBytes {
+		return 0, false
+	}
+	if _, ok := in.candidates[s]; !ok {
+		if len(in.candidates) >= maxCandidates {
+			clear(in.candidates)
+		}
+		in.candidates[s] = struct{}{}
+		return 0, false
+	}
+	delete(in.candidates, s)
+	id = int64(len(in.ids) + 1)
+	in.ids[s] = id
+	in.bytes += len(s)
+	in.added = append(in.added, s)
+	return id, true
+}
+
+// committed forgets the strings added in the transaction that just ended;
+// when it failed, their ids are withdrawn, since their rows are not in the
+// file (ids are dense: those added last are the highest).
+func (in *interner) committed(err error) {
+	if err != nil {
+		for _, s := range in.added {
+			delete(in.ids, s)
+			in.bytes -= len(s)
+		}
+	}
+	clear(in.added)
+	in.added = in.added[:0]
+}
+
+// resultEncoder packs results; newStr is called for each string interned.
+type resultEncoder struct {
+	base   int64
+	in     *interner
+	newStr func(id int64, s string) error
+	err    error // first error of newStr
+}
+
+// appendStr appends s as a uvarint tag: 0 for the empty string, 2·id+1 for
+// an interned string, 2·len for one stored inline (followed by its bytes).
+func (enc *resultEncoder) appendStr(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, 0)
+	}
+	if id, isNew := enc.in.id(s); id != 0 {
+		if isNew {
+			if err := enc.newStr(id, s); err != nil {
+				// Withdraw the id: the string is not in the table.
+				delete(enc.in.ids, s)
+				enc.in.bytes -= len(s)
+				enc.in.added = enc.in.added[:len(enc.in.added)-1]
+				if enc.err == nil {
+					enc.err = err
+				}
+				return appendInline(b, s)
+			}
+		}
+		return binary.AppendUvarint(b, uint64(id)<<1|1)
+	}
+	return appendInline(b, s)
+}
+
+func appendInline(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s))<<1)
+	return append(b, s...)
+}
+
+// append appends r's record to b.
+func (enc *resultEncoder) append(b []byte, r *Result) []byte {
+	var flags byte
+	if r.SQLCounted {
+		flags |= flagSQLCounted
+	}
+	hexTrace := isLowerHex32(r.TraceID)
+	if hexTrace {
+		flags |= flagHexTrace
+	}
+	b = append(b, flags)
+	b = enc.appendStr(b, r.Phase)
+	b = binary.AppendVarint(b, int64(r.Slice))
+	b = binary.AppendVarint(b, r.ExchangeID)
+	b = enc.appendStr(b, r.Endpoint)
+	b = enc.appendStr(b, r.Method)
+	b = enc.appendStr(b, r.URL)
+	intended, sent, done := unixNano(r.Intended), unixNano(r.Sent), unixNano(r.Done)
+	b = binary.AppendVarint(b, intended-enc.base)
+	b = binary.AppendVarint(b, sent-intended)
+	b = binary.AppendVarint(b, done-sent)
+	b = binary.AppendVarint(b, int64(r.Status))
+	b = binary.AppendVarint(b, int64(r.RecordedStatus))
+	b = binary.AppendVarint(b, r.Bytes)
+	b = enc.appendStr(b, r.Error)
+	if hexTrace {
+		b = hex.AppendDecode(b, []byte(r.TraceID))
+	} else {
+		b = appendInline(b, r.TraceID)
+	}
+	b = binary.AppendUvarint(b, uint64(len(r.SQL)))
+	for _, c := range r.SQL {
+		b = enc.appendStr(b, c.Fingerprint)
+		b = binary.AppendVarint(b, int64(c.Count))
+		b = binary.AppendVarint(b, int64(c.Duration))
+	}
+	return b
+}
+
+// isLowerHex32 reports whether s is 32 lower-case hex digits, a W3C trace id.
+func isLowerHex32(s string) bool {
+	if len(s) != 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// errShortRecord reports a record that ends too soon or holds a bad value.
+var errShortRecord = errors.New("truncated or malformed record")
+
+// resultDecoder unpacks records. strs holds the string table by id - 1;
+// load, called with the first id it lacks, extends it.
+type resultDecoder struct {
+	base int64
+	strs []string
+	load func(from int64) ([]string, error)
+	b    []byte // what remains of the record being decoded
+	err  error
+}
+
+func (d *resultDecoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail(errShortRecord)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *resultDecoder) varint() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail(errShortRecord)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *resultDecoder) fail(err error) {
+	if d.err == nil {
+		d.err = err
+	}
+	d.b = nil
+}
+
+func (d *resultDecoder) str() string {
+	tag := d.uvarint()
+	if tag&1 == 0 {
+		return d.inline(tag >> 1)
+	}
+	id := tag >> 1
+	if id == 0 || id > maxInterned {
+		d.fail(fmt.Errorf("string id %d out of range", id))
+		return ""
+	}
+	if id > uint64(len(d.strs)) {
+		more, err := d.load(int64(len(d.strs)) + 1)
+		if err != nil {
+			d.fail(fmt.Errorf("strings: %w", err))
+			return ""
+		}
+		d.strs = append(d.strs, more...)
+		if id > uint64(len(d.strs)) {
+			d.fail(fmt.Errorf("no string %d", id))
+			return ""
+		}
+	}
+	return d.strs[id-1]
+}
+
+func (d *resultDecoder) inline(n uint64) string {
+	if n > uint64(len(d.b)) {
+		d.fail(errShortRecord)
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+// decode unpacks the record data of the result seq.
+func (d *resultDecoder) decode(seq int64, data []byte) (*Result, error) {
+	d.b, d.err = data, nil
+	if len(d.b) == 0 {
+		return nil, fmt.Errorf("result %d: %w", seq, errShortRecord)
+	}
+	flags := d.b[0]
+	d.b = d.b[1:]
+	r := &Result{Seq: seq, SQLCounted: flags&flagSQLCounted != 0}
+	r.Phase = d.str()
+	r.Slice = int(d.varint())
+	r.ExchangeID = d.varint()
+	r.Endpoint = d.str()
+	r.Method = d.str()
+	r.URL = d.str()
+	intended := d.base + d.varint()
+	sent := intended + d.varint()
+	done := sent + d.varint()
+	r.Intended, r.Sent, r.Done = fromUnixNano(intended), fromUnixNano(sent), fromUnixNano(done)
+	r.Status = int(d.varint())
+	r.RecordedStatus = int(d.varint())
+	r.Bytes = d.varint()
+	r.Error = d.str()
+	if flags&flagHexTrace != 0 {
+		if len(d.b) < 16 {
+			d.fail(errShortRecord)
+		} else {
+			r.TraceID = hex.EncodeToString(d.b[:16])
+			d.b = d.b[16:]
+		}
+	} else {
+		tag := d.uvarint()
+		if tag&1 != 0 {
+			d.fail(errShortRecord)
+		}
+		r.TraceID = d.inline(tag >> 1)
+	}
+	if n := d.uvarint(); n > 0 {
+		// Each count takes three bytes at least: a bad n fails below
+		// instead of allocating much.
+		if n > uint64(len(d.b)) {
+			d.fail(errShortRecord)
+		} else {
+			r.SQL = make([]SQLCount, n)
+			for i := range r.SQL {
+				c := &r.SQL[i]
+				c.Fingerprint = d.str()
+				c.Count = int(d.varint())
+				c.Duration = time.Duration(d.varint())
+			}
+		}
+	}
+	if d.err == nil && len(d.b) > 0 {
+		d.err = fmt.Errorf("%d bytes after the record", len(d.b))
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("result %d: %w", seq, d.err)
+	}
+	return r, nil
+}
