@@ -34,6 +34,9 @@ type Build struct {
 	// StopGrace is how long Stop waits after SIGTERM before SIGKILL; zero
 	// means 5s.
 	StopGrace time.Duration
+	// Port is the port the build must listen on (its PORT); zero means a
+	// free loopback port picked by StartBuild.
+	Port int
 }
 
 // Process is a running build.
@@ -64,9 +67,12 @@ func StartBuild(ctx context.Context, b Build, w Wiring) (*Process, error) {
 	if b.StopGrace <= 0 {
 		b.StopGrace = 5 * time.Second
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, fmt.Errorf("start build %q: %w", b.Cmd, err)
+	port := b.Port
+	if port == 0 {
+		var err error
+		if port, err = freePort(); err != nil {
+			return nil, fmt.Errorf("start build %q: %w", b.Cmd, err)
+		}
 	}
 	p := &Process{port: port, build: b, tail: &tailBuffer{max: 8 << 10}, exited: make(chan struct{})}
 	var out io.Writer = p.tail

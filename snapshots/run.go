@@ -3,10 +3,13 @@ package snapshots
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"fmt"
+	"io"
 	"iter"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -41,8 +44,8 @@ type RunWriter struct {
 
 	// Owned by the writing goroutine.
 	enc  resultEncoder
-	buf  []byte               // the records of one insert
-	args []driver.NamedValue  // its arguments
+	buf  []byte              // the records of one insert
+	args []driver.NamedValue // its arguments
 }
 
 // resultsPerInsert is how many results one INSERT statement writes: binding
@@ -66,7 +69,9 @@ func CreateRun(path string, info RunInfo) (*RunWriter, error) {
 	}
 	w := &RunWriter{path: path, info: info}
 	w.enc = resultEncoder{base: base, in: newInterner()}
-	many := `INSERT INTO results (seq, data) VALUES (?,?)` + strings.Repeat(`,(?,?)`, resultsPerInsert-1)
+	// OR IGNORE: a statement that cannot fail half-way needs no statement
+	// journal, which costs more than the rows (see runDDL).
+	many := `INSERT OR IGNORE INTO results (seq, data) VALUES (?,?)` + strings.Repeat(`,(?,?)`, resultsPerInsert-1)
 	w.b = batcher[*Result]{
 		db:   db,
 		path: path,
@@ -122,9 +127,9 @@ func (w *RunWriter) Close(info RunInfo) error {
 	return nil
 }
 
-// write inserts chunk, resultsPerInsert results per statement. When a
-// statement fails (a Seq given twice, say), its results are inserted one
-// by one, so that only the bad ones are lost and reported.
+// write inserts chunk, resultsPerInsert results per statement (the rest one
+// by one). A result whose Seq is already in the file is dropped and
+// reported.
 func (w *RunWriter) write(st *stmts, chunk []*Result) {
 	if w.enc.newStr == nil {
 		w.enc.newStr = func(id int64, s string) error { return st.exec("string", id, s) }
@@ -154,27 +159,30 @@ func (w *RunWriter) write(st *stmts, chunk []*Result) {
 				driver.NamedValue{Ordinal: 2*i + 2, Value: w.buf[start:ends[i]]})
 			start = ends[i]
 		}
-		name := "results"
 		if n == 1 {
-			name = "result"
-		}
-		if err := st.execArgs(name, w.args); err != nil {
-			if n == 1 {
+			if err := st.execArgs("result", w.args); err != nil {
 				w.b.fail(fmt.Errorf("result %d: %w", part[0].Seq, err))
-				continue
 			}
-			for i, r := range part {
-				one := []driver.NamedValue{{Ordinal: 1, Value: r.Seq}, {Ordinal: 2, Value: w.args[2*i+1].Value}}
-				if err := st.execArgs("result", one); err != nil {
-					w.b.fail(fmt.Errorf("result %d: %w", r.Seq, err))
-				}
-			}
+			continue
+		}
+		res, err := st.m["results"].ExecContext(st.ctx, w.args)
+		var added int64
+		if err == nil {
+			added, err = res.RowsAffected()
+		}
+		switch {
+		case err != nil:
+			w.b.fail(fmt.Errorf("results %d to %d: %w", part[0].Seq, part[n-1].Seq, err))
+		case added < int64(n):
+			w.b.fail(fmt.Errorf("results %d to %d: %d of them have a Seq already written, and were dropped",
+				part[0].Seq, part[n-1].Seq, int64(n)-added))
 		}
 	}
 }
 
-// writeRunInfo stores info as key/value rows, replacing earlier ones.
-func writeRunInfo(db *sql.DB, info RunInfo) error {
+// writeRunInfo stores info and the base of the run's times as key/value
+// rows, replacing earlier ones.
+func writeRunInfo(db *sql.DB, info RunInfo, base int64) error {
 	settings, err := json.Marshal(info.Settings)
 	if err != nil {
 		return fmt.Errorf("store run info: %w", err)
@@ -188,6 +196,7 @@ func writeRunInfo(db *sql.DB, info RunInfo) error {
 		{"settings", string(settings)},
 		{"mock_misses", strconv.FormatInt(info.MockMisses, 10)},
 		{"statements", strconv.FormatInt(info.Statements, 10)},
+		{"base_ns", strconv.FormatInt(base, 10)},
 	}
 	tx, err := db.Begin()
 	if err != nil {
@@ -211,6 +220,7 @@ type Run struct {
 	path string
 	db   *sql.DB
 	info RunInfo
+	base int64 // what the results' times are relative to
 }
 
 // OpenRun opens a run file, with the same errors as Open.
@@ -219,25 +229,24 @@ func OpenRun(path string) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open run %s: %w", path, err)
 	}
-	info, err := readRunInfo(db)
+	info, base, err := readRunInfo(db)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open run %s: %w", path, err)
 	}
-	return &Run{path: path, db: db, info: info}, nil
+	return &Run{path: path, db: db, info: info, base: base}, nil
 }
 
-func readRunInfo(db *sql.DB) (RunInfo, error) {
-	var info RunInfo
+func readRunInfo(db *sql.DB) (info RunInfo, base int64, err error) {
 	rows, err := db.Query(`SELECT key, value FROM run_info`)
 	if err != nil {
-		return info, fmt.Errorf("read run info: %w", err)
+		return info, 0, fmt.Errorf("read run info: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var k, v string
 		if err := rows.Scan(&k, &v); err != nil {
-			return info, fmt.Errorf("read run info: %w", err)
+			return info, 0, fmt.Errorf("read run info: %w", err)
 		}
 		n, _ := strconv.ParseInt(v, 10, 64)
 		switch k {
@@ -253,18 +262,20 @@ func readRunInfo(db *sql.DB) (RunInfo, error) {
 			info.Ended = fromUnixNano(n)
 		case "settings":
 			if err := json.Unmarshal([]byte(v), &info.Settings); err != nil {
-				return info, fmt.Errorf("read run info: settings: %w", err)
+				return info, 0, fmt.Errorf("read run info: settings: %w", err)
 			}
 		case "mock_misses":
 			info.MockMisses = n
 		case "statements":
 			info.Statements = n
+		case "base_ns":
+			base = n
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return info, fmt.Errorf("read run info: %w", err)
+		return info, 0, fmt.Errorf("read run info: %w", err)
 	}
-	return info, nil
+	return info, base, nil
 }
 
 // Path returns the file the run was opened from.
@@ -282,9 +293,10 @@ func (r *Run) Count(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// Results yields the run's results in order of Seq. It streams: results and
-// their SQL counts are read side by side, so memory stays bounded however
-// many results the run holds. A result without SQL counts has SQL nil.
+// Results yields the run's results in order of Seq. It streams, one query
+// and one row per result, so memory stays bounded however many results the
+// run holds. Each result is new; those of the same run share strings. A
+// result without SQL counts has SQL nil.
 func (r *Run) Results(ctx context.Context) iter.Seq2[*Result, error] {
 	return func(yield func(*Result, error) bool) {
 		if err := r.results(ctx, yield); err != nil {
@@ -293,94 +305,78 @@ func (r *Run) Results(ctx context.Context) iter.Seq2[*Result, error] {
 	}
 }
 
+// results reads on the driver's connection directly: database/sql's
+// bookkeeping and conversions per row cost more than the row itself.
 func (r *Run) results(ctx context.Context, yield func(*Result, error) bool) error {
-	fps, err := r.fingerprints(ctx)
+	conn, err := r.db.Conn(ctx)
 	if err != nil {
 		return err
 	}
-	rows, err := r.db.QueryContext(ctx, `SELECT seq, phase, slice, exchange_id, endpoint, method, url,
-		intended_ns, sent_ns, done_ns, status, recorded_status, bytes, error, trace_id, sql_counted
-		FROM results ORDER BY seq`)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	counts, err := r.db.QueryContext(ctx, `SELECT seq, fingerprint_id, count, duration_ns
-		FROM result_sql ORDER BY seq, position`)
-	if err != nil {
-		return err
-	}
-	defer counts.Close()
-	var next sqlRow // the first count row not yet given to a result
-	more, err := next.read(counts)
-	if err != nil {
-		return err
-	}
-	for rows.Next() {
-		res, err := scanResult(rows)
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		q, ok := dc.(driver.QueryerContext)
+		if !ok {
+			return fmt.Errorf("sqlite driver connection %T lacks QueryContext", dc)
+		}
+		rows, err := q.QueryContext(ctx, `SELECT seq, data FROM results ORDER BY seq`, nil)
 		if err != nil {
 			return err
 		}
-		for more && next.seq < res.Seq { // counts of a missing result
-			if more, err = next.read(counts); err != nil {
+		defer rows.Close()
+		// The string table is read on the same connection while rows is
+		// open, so that it sees the same commit (the file may be written
+		// meanwhile); it is read when a record names a string it lacks.
+		dec := resultDecoder{base: r.base, load: func(from int64) ([]string, error) {
+			return loadStrings(ctx, q, from)
+		}}
+		dest := make([]driver.Value, 2)
+		for i := 0; ; i++ {
+			if i%4096 == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err := rows.Next(dest); err != nil {
+				if err == io.EOF {
+					return nil
+				}
 				return err
 			}
-		}
-		for more && next.seq == res.Seq {
-			res.SQL = append(res.SQL, SQLCount{Fingerprint: fps[next.fp], Count: next.count, Duration: time.Duration(next.durNS)})
-			if more, err = next.read(counts); err != nil {
+			seq, _ := dest[0].(int64)
+			data, _ := dest[1].([]byte)
+			res, err := dec.decode(seq, data)
+			if err != nil {
 				return err
 			}
+			if !yield(res, nil) {
+				return nil
+			}
 		}
-		if !yield(res, nil) {
-			return nil
-		}
-	}
-	return rows.Err()
+	})
 }
 
-// sqlRow is one row of result_sql.
-type sqlRow struct {
-	seq, fp, durNS int64
-	count          int
-}
-
-// read scans the next row of rows into s; it reports false at the end.
-func (s *sqlRow) read(rows *sql.Rows) (bool, error) {
-	if !rows.Next() {
-		return false, rows.Err()
-	}
-	return true, rows.Scan(&s.seq, &s.fp, &s.count, &s.durNS)
-}
-
-func (r *Run) fingerprints(ctx context.Context) (map[int64]string, error) {
-	rows, err := r.db.QueryContext(ctx, `SELECT id, fingerprint FROM fingerprints`)
+// loadStrings reads the string table from the id from on.
+func loadStrings(ctx context.Context, q driver.QueryerContext, from int64) ([]string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id, value FROM strings WHERE id >= ? AND id <= ? ORDER BY id`,
+		[]driver.NamedValue{{Ordinal: 1, Value: from}, {Ordinal: 2, Value: int64(maxInterned)}})
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	fps := map[int64]string{}
-	for rows.Next() {
-		var id int64
-		var fp string
-		if err := rows.Scan(&id, &fp); err != nil {
+	var strs []string
+	dest := make([]driver.Value, 2)
+	for {
+		if err := rows.Next(dest); err != nil {
+			if err == io.EOF {
+				return strs, nil
+			}
 			return nil, err
 		}
-		fps[id] = fp
+		id, _ := dest[0].(int64)
+		s, _ := dest[1].(string)
+		if id != from+int64(len(strs)) {
+			return nil, fmt.Errorf("string %d missing", from+int64(len(strs)))
+		}
+		strs = append(strs, s)
 	}
-	return fps, rows.Err()
-}
-
-func scanResult(sc scanner) (*Result, error) {
-	var r Result
-	var intended, sent, done int64
-	err := sc.Scan(&r.Seq, &r.Phase, &r.Slice, &r.ExchangeID, &r.Endpoint, &r.Method, &r.URL,
-		&intended, &sent, &done, &r.Status, &r.RecordedStatus, &r.Bytes, &r.Error, &r.TraceID, &r.SQLCounted)
-	if err != nil {
-		return nil, err
-	}
-	r.Intended, r.Sent, r.Done = fromUnixNano(intended), fromUnixNano(sent), fromUnixNano(done)
-	return &r, nil
 }
 
 // Close closes the file.

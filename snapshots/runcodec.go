@@ -58,49 +58,81 @@ const (
 // interner assigns ids to the strings a run writer stores in its string
 // table. It is owned by the writing goroutine.
 type interner struct {
+	// Strings of a few values (phases, methods, endpoints, fingerprints)
+	// are looked up apart from those of many (URLs, errors), so that their
+	// map stays small enough to be cheap to search.
+	groups [2]internGroup
+	n      int64 // strings interned
+	bytes  int
+	added  []internAdded // interned in the open transaction, not yet committed
+}
+
+// The groups of interned strings.
+const (
+	fewValues = iota
+	manyValues
+)
+
+type internGroup struct {
 	ids        map[string]int64
 	candidates map[string]struct{} // seen once, not interned yet
-	bytes      int
-	added      []string // interned in the open transaction, not yet committed
+}
+
+type internAdded struct {
+	group int
+	s     string
 }
 
 func newInterner() *interner {
-	return &interner{ids: map[string]int64{}, candidates: map[string]struct{}{}}
+	in := &interner{}
+	for i := range in.groups {
+		in.groups[i] = internGroup{ids: map[string]int64{}, candidates: map[string]struct{}{}}
+	}
+	return in
 }
 
-// id returns the id of s, and whether s was interned just now (the caller
-// stores it); zero means s is to be stored inline.
-func (in *interner) id(s string) (id int64, isNew bool) {
-	if id, ok := in.ids[s]; ok {
+// id returns the id of s in group, and whether s was interned just now
+// (the caller stores it); zero means s is to be stored inline.
+func (in *interner) id(group int, s string) (id int64, isNew bool) {
+	g := &in.groups[group]
+	if id, ok := g.ids[s]; ok {
 		return id, false
 	}
-	if len(s) > maxInternLen || len(in.ids) >= maxInterned || in.bytes+len(s) > maxInternBytes {
+	if len(s) > maxInternLen || in.n >= maxInterned || in.bytes+len(s) > maxInternBytes {
 		return 0, false
 	}
-	if _, ok := in.candidates[s]; !ok {
-		if len(in.candidates) >= maxCandidates {
-			clear(in.candidates)
+	if _, ok := g.candidates[s]; !ok {
+		if len(g.candidates) >= maxCandidates {
+			clear(g.candidates)
 		}
-		in.candidates[s] = struct{}{}
+		g.candidates[s] = struct{}{}
 		return 0, false
 	}
-	delete(in.candidates, s)
-	id = int64(len(in.ids) + 1)
-	in.ids[s] = id
+	delete(g.candidates, s)
+	in.n++
+	g.ids[s] = in.n
 	in.bytes += len(s)
-	in.added = append(in.added, s)
-	return id, true
+	in.added = append(in.added, internAdded{group, s})
+	return in.n, true
 }
 
-// committed forgets the strings added in the transaction that just ended;
-// when it failed, their ids are withdrawn, since their rows are not in the
-// file (ids are dense: those added last are the highest).
+// withdraw forgets the strings interned last, down to count n: their rows
+// are not in the file (ids are dense, those added last are the highest).
+func (in *interner) withdraw(n int64) {
+	for in.n > n && len(in.added) > 0 {
+		a := in.added[len(in.added)-1]
+		in.added = in.added[:len(in.added)-1]
+		delete(in.groups[a.group].ids, a.s)
+		in.bytes -= len(a.s)
+		in.n--
+	}
+}
+
+// committed ends the transaction in which strings were added; when it
+// failed, their ids are withdrawn.
 func (in *interner) committed(err error) {
 	if err != nil {
-		for _, s := range in.added {
-			delete(in.ids, s)
-			in.bytes -= len(s)
-		}
+		in.withdraw(in.n - int64(len(in.added)))
 	}
 	clear(in.added)
 	in.added = in.added[:0]
@@ -116,17 +148,14 @@ type resultEncoder struct {
 
 // appendStr appends s as a uvarint tag: 0 for the empty string, 2·id+1 for
 // an interned string, 2·len for one stored inline (followed by its bytes).
-func (enc *resultEncoder) appendStr(b []byte, s string) []byte {
+func (enc *resultEncoder) appendStr(b []byte, group int, s string) []byte {
 	if s == "" {
 		return append(b, 0)
 	}
-	if id, isNew := enc.in.id(s); id != 0 {
+	if id, isNew := enc.in.id(group, s); id != 0 {
 		if isNew {
 			if err := enc.newStr(id, s); err != nil {
-				// Withdraw the id: the string is not in the table.
-				delete(enc.in.ids, s)
-				enc.in.bytes -= len(s)
-				enc.in.added = enc.in.added[:len(enc.in.added)-1]
+				enc.in.withdraw(id - 1) // the string is not in the table
 				if enc.err == nil {
 					enc.err = err
 				}
@@ -154,12 +183,12 @@ func (enc *resultEncoder) append(b []byte, r *Result) []byte {
 		flags |= flagHexTrace
 	}
 	b = append(b, flags)
-	b = enc.appendStr(b, r.Phase)
+	b = enc.appendStr(b, fewValues, r.Phase)
 	b = binary.AppendVarint(b, int64(r.Slice))
 	b = binary.AppendVarint(b, r.ExchangeID)
-	b = enc.appendStr(b, r.Endpoint)
-	b = enc.appendStr(b, r.Method)
-	b = enc.appendStr(b, r.URL)
+	b = enc.appendStr(b, fewValues, r.Endpoint)
+	b = enc.appendStr(b, fewValues, r.Method)
+	b = enc.appendStr(b, manyValues, r.URL)
 	intended, sent, done := unixNano(r.Intended), unixNano(r.Sent), unixNano(r.Done)
 	b = binary.AppendVarint(b, intended-enc.base)
 	b = binary.AppendVarint(b, sent-intended)
@@ -167,15 +196,15 @@ func (enc *resultEncoder) append(b []byte, r *Result) []byte {
 	b = binary.AppendVarint(b, int64(r.Status))
 	b = binary.AppendVarint(b, int64(r.RecordedStatus))
 	b = binary.AppendVarint(b, r.Bytes)
-	b = enc.appendStr(b, r.Error)
+	b = enc.appendStr(b, manyValues, r.Error)
 	if hexTrace {
-		b = hex.AppendDecode(b, []byte(r.TraceID))
+		b, _ = hex.AppendDecode(b, []byte(r.TraceID)) // checked: valid hex
 	} else {
 		b = appendInline(b, r.TraceID)
 	}
 	b = binary.AppendUvarint(b, uint64(len(r.SQL)))
 	for _, c := range r.SQL {
-		b = enc.appendStr(b, c.Fingerprint)
+		b = enc.appendStr(b, fewValues, c.Fingerprint)
 		b = binary.AppendVarint(b, int64(c.Count))
 		b = binary.AppendVarint(b, int64(c.Duration))
 	}

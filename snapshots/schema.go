@@ -79,34 +79,12 @@ var snapshotDDL = []string{
 var runDDL = []string{
 	metaDDL,
 	`CREATE TABLE run_info (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
-	`CREATE TABLE results (
-		seq             INTEGER PRIMARY KEY,
-		phase           TEXT NOT NULL,
-		slice           INTEGER NOT NULL,
-		exchange_id     INTEGER NOT NULL,
-		endpoint        TEXT NOT NULL,
-		method          TEXT NOT NULL,
-		url             TEXT NOT NULL,
-		intended_ns     INTEGER NOT NULL,
-		sent_ns         INTEGER NOT NULL,
-		done_ns         INTEGER NOT NULL,
-		status          INTEGER NOT NULL,
-		recorded_status INTEGER NOT NULL,
-		bytes           INTEGER NOT NULL,
-		error           TEXT NOT NULL,
-		trace_id        TEXT NOT NULL,
-		sql_counted     INTEGER NOT NULL
-	)`,
-	// fingerprints interns the statement texts result_sql refers to.
-	`CREATE TABLE fingerprints (id INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL UNIQUE)`,
-	`CREATE TABLE result_sql (
-		seq            INTEGER NOT NULL,
-		position       INTEGER NOT NULL,
-		fingerprint_id INTEGER NOT NULL,
-		count          INTEGER NOT NULL,
-		duration_ns    INTEGER NOT NULL,
-		PRIMARY KEY (seq, position)
-	) WITHOUT ROWID`,
+	// results holds one packed record per result (see runcodec.go). data
+	// has no NOT NULL: with no constraint that can abort it, an INSERT OR
+	// IGNORE of many rows needs no statement journal.
+	`CREATE TABLE results (seq INTEGER PRIMARY KEY, data BLOB)`,
+	// strings interns the strings records refer to by id.
+	`CREATE TABLE strings (id INTEGER PRIMARY KEY, value TEXT NOT NULL)`,
 }
 
 // dsn builds a modernc.org/sqlite data source name for path. Writers use WAL

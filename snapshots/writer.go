@@ -33,7 +33,7 @@ type Options struct {
 type Writer struct {
 	path  string
 	rules []Rule
-	b     batcher
+	b     batcher[record]
 
 	lastExchange  atomic.Int64 // highest exchange ID handed out or given
 	lastStatement atomic.Int64
@@ -54,7 +54,7 @@ func Create(path string, opts Options) (*Writer, error) {
 		return nil, fmt.Errorf("create snapshot %s: %w", path, err)
 	}
 	w := &Writer{path: path, rules: opts.Rules}
-	w.b = batcher{
+	w.b = batcher[record]{
 		db:   db,
 		path: path,
 		queries: map[string]string{
@@ -72,6 +72,7 @@ func Create(path string, opts Options) (*Writer, error) {
 		interval:     opts.FlushInterval,
 		size:         opts.BatchSize,
 		logger:       opts.Logger,
+		write:        w.write,
 		beforeCommit: w.writeStats,
 	}
 	w.b.start()
@@ -83,6 +84,22 @@ func Create(path string, opts Options) (*Writer, error) {
 func (w *Writer) storeRules(rules []Rule) {
 	if len(rules) > 0 {
 		w.b.add(rulesRecord(rules))
+	}
+}
+
+// record is one row (or a few) of a snapshot, waiting to be written.
+type record interface {
+	// write inserts the record with the writer's prepared statements.
+	write(st *stmts) error
+}
+
+// write writes a chunk of records; a record that fails is reported and
+// skipped.
+func (w *Writer) write(st *stmts, chunk []record) {
+	for _, r := range chunk {
+		if err := r.write(st); err != nil {
+			w.b.fail(err)
+		}
 	}
 }
 

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestDemo runs `replay demo` as a user does and checks that it ends with
+// the report naming the N+1 in GET /orders, the other endpoints not
+// regressed, and everything it wrote in its output directory.
+func TestDemo(t *testing.T) {
+	bin := buildReplay(t)
+	out := filepath.Join(t.TempDir(), "demo")
+	cmd := exec.Command(bin, "demo", "--out", out, "--duration", "3s", "--rounds", "4")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("replay demo: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	text := stdout.String()
+	for _, want := range []string{
+		"recorded 29 exchanges", // 1 + 6×4 inbound requests and 4 catalog calls
+		"outbound   catalog.demo.test:443  GET /products",
+		"N+1: `SELECT id, sku, qty, price_cents FROM order_items WHERE order_id = ?` runs 50 times per request",
+		"The demo found the N+1 in GET /orders",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, text)
+		}
+	}
+	if m := regexp.MustCompile(`PostgreSQL +\S+ \(data in (\S+),`).FindStringSubmatch(text); m == nil {
+		t.Error("demo output does not say where PostgreSQL ran")
+	} else if _, err := os.Stat(m[1]); !os.IsNotExist(err) {
+		t.Errorf("the demo's PostgreSQL directory %s is still there", m[1])
+	}
+
+	raw, err := os.ReadFile(filepath.Join(out, "compare", "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc compareJSON
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Verdict != "regression" {
+		t.Errorf("verdict %q, want regression", doc.Verdict)
+	}
+	for _, e := range doc.Endpoints {
+		switch {
+		case e.Endpoint == "GET /orders":
+			if e.Verdict != "regression" || e.BaseStats.SQLPerRequest != 1 || e.CandStats.SQLPerRequest != 51 {
+				t.Errorf("GET /orders: %s, SQL %v → %v; want regression, 1 → 51", e.Verdict, e.BaseStats.SQLPerRequest, e.CandStats.SQLPerRequest)
+			}
+		case e.Verdict == "regression":
+			t.Errorf("%s regressed: %s", e.Endpoint, e.Explanation)
+		}
+	}
+	for _, f := range []string{"demo.snap", "compare/baseline.run", "compare/candidate.run", "compare/report.md", "compare/report.html", "compare/report.xml"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("demo did not write %s: %v", f, err)
+		}
+	}
+}
