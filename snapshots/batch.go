@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -26,8 +27,15 @@ const wakeAfter = 256
 // more than a fifth of an insert, and one goroutine owns the connection.
 type stmts struct {
 	ctx  context.Context
-	m    map[string]driver.StmtExecContext
+	m    map[string]preparedStmt
 	args []driver.NamedValue // reused by each exec
+}
+
+// preparedStmt is what the sqlite driver's statements do.
+type preparedStmt interface {
+	driver.Stmt
+	driver.StmtExecContext
+	driver.StmtQueryContext
 }
 
 // exec runs the prepared statement name with args (int, int64, bool, string,
@@ -48,6 +56,31 @@ func (s *stmts) exec(name string, args ...any) error {
 func (s *stmts) execArgs(name string, args []driver.NamedValue) error {
 	_, err := s.m[name].ExecContext(s.ctx, args)
 	return err
+}
+
+// queryRow runs the prepared query name with args (as exec's) and returns
+// the values of its first row, or nil when it has none.
+func (s *stmts) queryRow(name string, args ...any) ([]driver.Value, error) {
+	s.args = s.args[:0]
+	for i, a := range args {
+		if n, ok := a.(int); ok {
+			a = int64(n)
+		}
+		s.args = append(s.args, driver.NamedValue{Ordinal: i + 1, Value: a})
+	}
+	rows, err := s.m[name].QueryContext(s.ctx, s.args)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	dest := make([]driver.Value, len(rows.Columns()))
+	if err := rows.Next(dest); err != nil {
+		if err == io.EOF {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return dest, nil
 }
 
 // batcher writes records of type T to a database on its own goroutine, in
@@ -280,10 +313,10 @@ func (b *batcher[T]) loop(ctx context.Context, dc any) error {
 	if !ok {
 		return fmt.Errorf("sqlite driver connection %T lacks BeginTx or PrepareContext", dc)
 	}
-	st := &stmts{ctx: ctx, m: map[string]driver.StmtExecContext{}}
+	st := &stmts{ctx: ctx, m: map[string]preparedStmt{}}
 	defer func() {
 		for _, s := range st.m {
-			s.(driver.Stmt).Close()
+			s.Close()
 		}
 	}()
 	for name, q := range b.queries {
@@ -291,10 +324,10 @@ func (b *batcher[T]) loop(ctx context.Context, dc any) error {
 		if err != nil {
 			return fmt.Errorf("prepare %s: %w", name, err)
 		}
-		se, ok := s.(driver.StmtExecContext)
+		se, ok := s.(preparedStmt)
 		if !ok {
 			s.Close()
-			return fmt.Errorf("sqlite driver statement %T lacks ExecContext", s)
+			return fmt.Errorf("sqlite driver statement %T lacks ExecContext or QueryContext", s)
 		}
 		st.m[name] = se
 	}

@@ -1,15 +1,15 @@
 package snapshots
 
 import (
-	"context"
+	"cmp"
 	"database/sql"
-	"database/sql/driver"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"iter"
+	"math"
+	"slices"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -43,17 +43,21 @@ type RunWriter struct {
 	lastSeq atomic.Int64
 
 	// Owned by the writing goroutine.
-	enc  resultEncoder
-	buf  []byte              // the records of one insert
-	args []driver.NamedValue // its arguments
+	enc     resultEncoder
+	held    []*Result // results of the open transaction, not written yet
+	maxLast int64     // the highest Seq in a block written so far
+	block   []byte    // the block being packed
+	rec     []byte    // the record being packed
 }
-
-// resultsPerInsert is how many results one INSERT statement writes: binding
-// and running a statement has a cost of its own, which rows share.
-const resultsPerInsert = 32
 
 // CreateRun creates a run file at path (ErrExists when it exists).
 func CreateRun(path string, info RunInfo) (*RunWriter, error) {
+	return createRun(path, info, 0, 0)
+}
+
+// createRun is CreateRun with the batcher's transaction size and interval
+// (zero: the defaults) for tests.
+func createRun(path string, info RunInfo, size int, interval time.Duration) (*RunWriter, error) {
 	db, err := createFile(path, kindRun, runDDL)
 	if err != nil {
 		return nil, fmt.Errorf("create run %s: %w", path, err)
@@ -67,22 +71,25 @@ func CreateRun(path string, info RunInfo) (*RunWriter, error) {
 		db.Close()
 		return nil, fmt.Errorf("create run %s: %w", path, cleanup(path, err))
 	}
-	w := &RunWriter{path: path, info: info}
+	w := &RunWriter{path: path, info: info, maxLast: math.MinInt64}
 	w.enc = resultEncoder{base: base, in: newInterner()}
-	// OR IGNORE: a statement that cannot fail half-way needs no statement
-	// journal, which costs more than the rows (see runDDL).
-	many := `INSERT OR IGNORE INTO results (seq, data) VALUES (?,?)` + strings.Repeat(`,(?,?)`, resultsPerInsert-1)
 	w.b = batcher[*Result]{
 		db:   db,
 		path: path,
 		queries: map[string]string{
-			"results": many,
-			"result":  `INSERT INTO results (seq, data) VALUES (?,?)`,
-			"string":  `INSERT INTO strings (id, value) VALUES (?,?)`,
+			"block":  `INSERT INTO results (first, last, n, data) VALUES (?,?,?,?)`,
+			"string": `INSERT INTO strings (id, value) VALUES (?,?)`,
+			// The block that may hold a late result: blocks of more than
+			// one result never overlap, so it is the last to start before.
+			"cover": `SELECT last, data FROM results WHERE first < ? AND n > 1 ORDER BY first DESC LIMIT 1`,
 		},
-		write:       w.write,
-		afterCommit: w.enc.in.committed,
+		size:         size,
+		interval:     interval,
+		write:        w.hold,
+		beforeCommit: w.flush,
+		afterCommit:  w.enc.in.committed,
 	}
+	w.enc.newStr = func(st *stmts, id int64, s string) error { return st.exec("string", id, s) }
 	w.b.start()
 	return w, nil
 }
@@ -127,56 +134,88 @@ func (w *RunWriter) Close(info RunInfo) error {
 	return nil
 }
 
-// write inserts chunk, resultsPerInsert results per statement (the rest one
-// by one). A result whose Seq is already in the file is dropped and
-// reported.
-func (w *RunWriter) write(st *stmts, chunk []*Result) {
-	if w.enc.newStr == nil {
-		w.enc.newStr = func(id int64, s string) error { return st.exec("string", id, s) }
-	}
-	for len(chunk) > 0 {
-		n := min(len(chunk), resultsPerInsert)
-		if n < resultsPerInsert {
-			n = 1
-		}
-		part := chunk[:n]
-		chunk = chunk[n:]
-		w.buf = w.buf[:0]
-		ends := [resultsPerInsert]int{}
-		for i, r := range part {
-			w.buf = w.enc.append(w.buf, r)
-			ends[i] = len(w.buf)
-		}
-		if err := w.enc.err; err != nil {
-			w.enc.err = nil
-			w.b.fail(fmt.Errorf("result %d: string table: %w", part[0].Seq, err))
-		}
-		w.args = w.args[:0]
-		start := 0
-		for i, r := range part {
-			w.args = append(w.args,
-				driver.NamedValue{Ordinal: 2*i + 1, Value: r.Seq},
-				driver.NamedValue{Ordinal: 2*i + 2, Value: w.buf[start:ends[i]]})
-			start = ends[i]
-		}
-		if n == 1 {
-			if err := st.execArgs("result", w.args); err != nil {
-				w.b.fail(fmt.Errorf("result %d: %w", part[0].Seq, err))
-			}
+// hold keeps chunk until the transaction ends: sorting all its results
+// then puts more of them in order.
+func (w *RunWriter) hold(_ *stmts, chunk []*Result) { w.held = append(w.held, chunk...) }
+
+// flush writes the results held, in order of Seq, in blocks (see
+// runcodec.go). Results numbered after every block written so far fill new
+// blocks; the others (late: a producer was slow between numbering and
+// adding its result, or the caller numbered them) are written one per
+// block, so that blocks of many results never overlap and a reader merges
+// at most one of them with late ones. A Seq written before is reported and
+// dropped.
+func (w *RunWriter) flush(st *stmts) error {
+	held := w.held
+	slices.SortStableFunc(held, func(a, b *Result) int { return cmp.Compare(a.Seq, b.Seq) })
+	// Drop a Seq given twice, then write the late results.
+	kept := held[:0]
+	for j, r := range held {
+		if j > 0 && r.Seq == held[j-1].Seq {
+			w.b.fail(fmt.Errorf("result %d: %w", r.Seq, errSeqTaken))
 			continue
 		}
-		res, err := st.m["results"].ExecContext(st.ctx, w.args)
-		var added int64
-		if err == nil {
-			added, err = res.RowsAffected()
+		kept = append(kept, r)
+	}
+	i := 0
+	for ; i < len(kept) && kept[i].Seq <= w.maxLast; i++ {
+		w.writeLate(st, kept[i])
+	}
+	for rest := kept[i:]; len(rest) > 0; {
+		w.block = w.block[:0]
+		first, n := rest[0].Seq, 0
+		for ; n < len(rest) && n < maxBlockResults && len(w.block) < maxBlockBytes; n++ {
+			w.appendRecord(st, rest[n])
 		}
-		switch {
-		case err != nil:
-			w.b.fail(fmt.Errorf("results %d to %d: %w", part[0].Seq, part[n-1].Seq, err))
-		case added < int64(n):
-			w.b.fail(fmt.Errorf("results %d to %d: %d of them have a Seq already written, and were dropped",
-				part[0].Seq, part[n-1].Seq, int64(n)-added))
+		w.maxLast = rest[n-1].Seq
+		rest = rest[n:]
+		if err := st.exec("block", first, w.maxLast, n, w.block); err != nil {
+			w.b.fail(fmt.Errorf("results %d to %d: %w", first, w.maxLast, err))
 		}
+	}
+	clear(w.held)
+	w.held = w.held[:0]
+	return nil
+}
+
+// errSeqTaken reports a result whose Seq is already in the run.
+var errSeqTaken = errors.New("a result with this Seq is already in the run; dropped")
+
+// appendRecord packs r at the end of the block.
+func (w *RunWriter) appendRecord(st *stmts, r *Result) {
+	w.rec = w.enc.append(st, w.rec[:0], r)
+	if err := w.enc.err; err != nil {
+		w.enc.err = nil
+		w.b.fail(fmt.Errorf("result %d: string table: %w", r.Seq, err))
+	}
+	w.block = binary.AppendUvarint(w.block, uint64(len(w.rec)))
+	w.block = append(w.block, w.rec...)
+}
+
+// writeLate writes r, numbered before the last block written, as a block
+// of its own, unless a block holds its Seq already.
+func (w *RunWriter) writeLate(st *stmts, r *Result) {
+	row, err := st.queryRow("cover", r.Seq)
+	if err == nil && row != nil {
+		last, _ := row[0].(int64)
+		data, _ := row[1].([]byte)
+		if r.Seq <= last {
+			var taken bool
+			taken, err = blockHolds(data, r.Seq)
+			if err == nil && taken {
+				err = errSeqTaken
+			}
+		}
+	}
+	if err == nil {
+		w.block = w.block[:0]
+		w.appendRecord(st, r)
+		// A late result alone in its block starts it: a Seq given twice
+		// breaks the primary key.
+		err = st.exec("block", r.Seq, r.Seq, 1, w.block)
+	}
+	if err != nil {
+		w.b.fail(fmt.Errorf("result %d: %w", r.Seq, err))
 	}
 }
 
@@ -213,171 +252,3 @@ func writeRunInfo(db *sql.DB, info RunInfo, base int64) error {
 	}
 	return nil
 }
-
-// Run is an open run file, read-only. Its methods are safe for concurrent
-// use.
-type Run struct {
-	path string
-	db   *sql.DB
-	info RunInfo
-	base int64 // what the results' times are relative to
-}
-
-// OpenRun opens a run file, with the same errors as Open.
-func OpenRun(path string) (*Run, error) {
-	db, err := openFile(path, kindRun)
-	if err != nil {
-		return nil, fmt.Errorf("open run %s: %w", path, err)
-	}
-	info, base, err := readRunInfo(db)
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open run %s: %w", path, err)
-	}
-	return &Run{path: path, db: db, info: info, base: base}, nil
-}
-
-func readRunInfo(db *sql.DB) (info RunInfo, base int64, err error) {
-	rows, err := db.Query(`SELECT key, value FROM run_info`)
-	if err != nil {
-		return info, 0, fmt.Errorf("read run info: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return info, 0, fmt.Errorf("read run info: %w", err)
-		}
-		n, _ := strconv.ParseInt(v, 10, 64)
-		switch k {
-		case "name":
-			info.Name = v
-		case "snapshot":
-			info.Snapshot = v
-		case "target":
-			info.Target = v
-		case "started_ns":
-			info.Started = fromUnixNano(n)
-		case "ended_ns":
-			info.Ended = fromUnixNano(n)
-		case "settings":
-			if err := json.Unmarshal([]byte(v), &info.Settings); err != nil {
-				return info, 0, fmt.Errorf("read run info: settings: %w", err)
-			}
-		case "mock_misses":
-			info.MockMisses = n
-		case "statements":
-			info.Statements = n
-		case "base_ns":
-			base = n
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return info, 0, fmt.Errorf("read run info: %w", err)
-	}
-	return info, base, nil
-}
-
-// Path returns the file the run was opened from.
-func (r *Run) Path() string { return r.path }
-
-// Info returns the run's description.
-func (r *Run) Info() RunInfo { return r.info }
-
-// Count returns the number of results in the run.
-func (r *Run) Count(ctx context.Context) (int64, error) {
-	var n int64
-	if err := r.db.QueryRowContext(ctx, `SELECT count(*) FROM results`).Scan(&n); err != nil {
-		return 0, fmt.Errorf("read run %s: %w", r.path, err)
-	}
-	return n, nil
-}
-
-// Results yields the run's results in order of Seq. It streams, one query
-// and one row per result, so memory stays bounded however many results the
-// run holds. Each result is new; those of the same run share strings. A
-// result without SQL counts has SQL nil.
-func (r *Run) Results(ctx context.Context) iter.Seq2[*Result, error] {
-	return func(yield func(*Result, error) bool) {
-		if err := r.results(ctx, yield); err != nil {
-			yield(nil, fmt.Errorf("read run %s: %w", r.path, err))
-		}
-	}
-}
-
-// results reads on the driver's connection directly: database/sql's
-// bookkeeping and conversions per row cost more than the row itself.
-func (r *Run) results(ctx context.Context, yield func(*Result, error) bool) error {
-	conn, err := r.db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	return conn.Raw(func(dc any) error {
-		q, ok := dc.(driver.QueryerContext)
-		if !ok {
-			return fmt.Errorf("sqlite driver connection %T lacks QueryContext", dc)
-		}
-		rows, err := q.QueryContext(ctx, `SELECT seq, data FROM results ORDER BY seq`, nil)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		// The string table is read on the same connection while rows is
-		// open, so that it sees the same commit (the file may be written
-		// meanwhile); it is read when a record names a string it lacks.
-		dec := resultDecoder{base: r.base, load: func(from int64) ([]string, error) {
-			return loadStrings(ctx, q, from)
-		}}
-		dest := make([]driver.Value, 2)
-		for i := 0; ; i++ {
-			if i%4096 == 0 && ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if err := rows.Next(dest); err != nil {
-				if err == io.EOF {
-					return nil
-				}
-				return err
-			}
-			seq, _ := dest[0].(int64)
-			data, _ := dest[1].([]byte)
-			res, err := dec.decode(seq, data)
-			if err != nil {
-				return err
-			}
-			if !yield(res, nil) {
-				return nil
-			}
-		}
-	})
-}
-
-// loadStrings reads the string table from the id from on.
-func loadStrings(ctx context.Context, q driver.QueryerContext, from int64) ([]string, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id, value FROM strings WHERE id >= ? AND id <= ? ORDER BY id`,
-		[]driver.NamedValue{{Ordinal: 1, Value: from}, {Ordinal: 2, Value: int64(maxInterned)}})
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var strs []string
-	dest := make([]driver.Value, 2)
-	for {
-		if err := rows.Next(dest); err != nil {
-			if err == io.EOF {
-				return strs, nil
-			}
-			return nil, err
-		}
-		id, _ := dest[0].(int64)
-		s, _ := dest[1].(string)
-		if id != from+int64(len(strs)) {
-			return nil, fmt.Errorf("string %d missing", from+int64(len(strs)))
-		}
-		strs = append(strs, s)
-	}
-}
-
-// Close closes the file.
-func (r *Run) Close() error { return r.db.Close() }

@@ -2,8 +2,10 @@ package snapshots
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -127,5 +129,224 @@ func TestRunConcurrentAdd(t *testing.T) {
 	}
 	if r.Info().Ended.IsZero() {
 		t.Errorf("Close with a zero Ended did not set it")
+	}
+}
+
+// TestRunLateAndDuplicateResults writes results numbered out of order
+// across transactions (so that some are late: numbered before blocks
+// already written) and some numbered twice, and reads each Seq back once, in
+// order, as it was first added.
+func TestRunLateAndDuplicateResults(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "late.run")
+	// Transactions of 100 results exactly: the interval never runs out.
+	w, err := createRun(path, RunInfo{Name: "late"}, 100, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int64]*Result{}
+	add := func(seq int64, url string) {
+		r := sampleResult(int(seq))
+		r.Seq, r.URL = seq, url
+		if _, ok := want[seq]; !ok {
+			want[seq] = r
+		}
+		w.Add(r)
+	}
+	for seq := int64(101); seq <= 200; seq++ { // the first transaction: blocks
+		add(seq, "/first")
+	}
+	for seq := int64(1); seq <= 100; seq++ { // the second: all late
+		add(seq, "/late")
+	}
+	add(150, "/again") // in a block already
+	add(50, "/again")  // late already
+	add(300, "/first")
+	add(250, "/first")
+	add(300, "/again") // twice in one transaction
+	err = w.Close(RunInfo{})
+	if err == nil || !strings.Contains(err.Error(), "already in the run") {
+		t.Errorf("Close = %v, want an error about a Seq already in the run", err)
+	}
+
+	r, err := OpenRun(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got := collect(t, r.Results(context.Background()))
+	var wantList []*Result
+	for seq := int64(1); seq <= 300; seq++ {
+		if res, ok := want[seq]; ok {
+			wantList = append(wantList, res)
+		}
+	}
+	if diff := cmp.Diff(wantList, got); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
+	if n, err := r.Count(context.Background()); err != nil || n != 202 {
+		t.Errorf("Count = %d, %v; want 202", n, err)
+	}
+	var singles int
+	if err := r.db.QueryRow(`SELECT count(*) FROM results WHERE n = 1`).Scan(&singles); err != nil {
+		t.Fatal(err)
+	}
+	if singles != 100 {
+		t.Errorf("%d blocks of one result, want the 100 late ones", singles)
+	}
+}
+
+// TestRunRecordEdges round-trips results whose fields take the encoding's
+// unusual paths: zero and out-of-order times, trace ids that are not
+// lower-case hex, strings too long to intern, negative numbers.
+func TestRunRecordEdges(t *testing.T) {
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	long := strings.Repeat("x", maxInternLen+1)
+	var want []*Result
+	for i := 0; i < 4; i++ { // strings repeat, so that they are interned
+		want = append(want,
+			&Result{},
+			&Result{Phase: "custom", Slice: -3, ExchangeID: -7, Endpoint: long, Method: "PURGE", URL: long,
+				Intended: t0, Sent: t0.Add(-time.Hour), Done: t0.Add(-2 * time.Hour),
+				Status: -1, RecordedStatus: 999, Bytes: -5, Error: "dial tcp: connection refused",
+				TraceID: strings.ToUpper(fmt.Sprintf("%032x", 255)), SQLCounted: true,
+				SQL: []SQLCount{{Fingerprint: long, Count: -1, Duration: -time.Second}, {Fingerprint: "", Count: 0}}},
+			&Result{Phase: PhaseLoad, Sent: t0, TraceID: "not-a-trace", Error: fmt.Sprint("unique ", i),
+				Intended: time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC), Done: time.Date(2200, 1, 1, 0, 0, 0, 1, time.UTC)},
+			&Result{Phase: PhaseExplain, TraceID: fmt.Sprintf("%032x", i), Done: t0, SQL: []SQLCount{}},
+		)
+	}
+	path := filepath.Join(t.TempDir(), "edges.run")
+	w, err := CreateRun(path, RunInfo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range want {
+		w.Add(r)
+	}
+	if err := w.Close(RunInfo{}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenRun(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got := collect(t, r.Results(context.Background()))
+	// An empty SQL list reads back as nil, like any result without counts.
+	for _, res := range want {
+		if len(res.SQL) == 0 {
+			res.SQL = nil
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
+	var interned int
+	if err := r.db.QueryRow(`SELECT count(*) FROM strings`).Scan(&interned); err != nil {
+		t.Fatal(err)
+	}
+	// custom, PURGE, the error seen four times, load, explain: not the
+	// long strings, not the errors seen once.
+	if interned != 5 {
+		t.Errorf("%d strings interned, want 5", interned)
+	}
+}
+
+// TestRunReadWhileWriting reads a run file while its writer commits, and
+// sees strings interned in later commits.
+func TestRunReadWhileWriting(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "live.run")
+	w, err := createRun(path, RunInfo{Name: "live"}, 0, 10*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(RunInfo{})
+	r, err := OpenRun(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for round := 1; round <= 3; round++ {
+		endpoint := fmt.Sprintf("GET /round/%d", round)
+		for i := 0; i < 10; i++ {
+			w.Add(&Result{Phase: PhaseLoad, Endpoint: endpoint, Status: 200})
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			n, err := r.Count(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == int64(round*10) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: reader sees %d results", round, n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		got := collect(t, r.Results(context.Background()))
+		if len(got) != round*10 || got[len(got)-1].Endpoint != endpoint || got[len(got)-1].Seq != int64(round*10) {
+			t.Fatalf("round %d: read %d results, the last %+v", round, len(got), got[len(got)-1])
+		}
+	}
+}
+
+func TestInternerLimits(t *testing.T) {
+	in := newInterner()
+	ids := map[int64]string{}
+	for i := 0; i < maxInterned+1000; i++ {
+		s := fmt.Sprint("string ", i)
+		if id, _ := in.id(manyValues, s); id != 0 {
+			t.Fatalf("%q interned when first seen", s)
+		}
+		id, isNew := in.id(manyValues, s)
+		if isNew {
+			if _, dup := ids[id]; dup {
+				t.Fatalf("id %d given twice", id)
+			}
+			ids[id] = s
+		}
+	}
+	if len(ids) != maxInterned || in.n != maxInterned {
+		t.Errorf("%d strings interned, want %d", len(ids), maxInterned)
+	}
+	if id, _ := in.id(fewValues, "new"); id != 0 {
+		t.Errorf("a string interned beyond the limit")
+	}
+	// The total length is bounded too.
+	big := newInterner()
+	for i := 0; ; i++ {
+		s := fmt.Sprintf("%0*d", maxInternLen, i)
+		big.id(fewValues, s)
+		if id, _ := big.id(fewValues, s); id == 0 {
+			if big.bytes+len(s) <= maxInternBytes {
+				t.Fatalf("%d bytes interned, and no room for %d more", big.bytes, len(s))
+			}
+			break
+		}
+	}
+	// A failed commit withdraws the strings of its transaction.
+	in.committed(nil)
+	in.withdraw(10)
+	in.committed(nil)
+	if in.n != maxInterned {
+		t.Errorf("withdraw after a commit changed the table: %d", in.n)
+	}
+	in2 := newInterner()
+	in2.id(fewValues, "a")
+	in2.id(fewValues, "a")
+	in2.committed(nil)
+	in2.id(fewValues, "b")
+	in2.id(fewValues, "b")
+	in2.committed(errors.New("disk full"))
+	if id, _ := in2.id(fewValues, "a"); id != 1 {
+		t.Errorf("a has id %d after a failed commit, want 1", id)
+	}
+	if id, _ := in2.id(fewValues, "b"); id != 0 {
+		t.Errorf("b kept id %d after its commit failed", id)
+	}
+	if id, _ := in2.id(fewValues, "b"); id != 2 {
+		t.Errorf("b interned again as %d, want 2", id)
 	}
 }

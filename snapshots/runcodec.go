@@ -8,35 +8,45 @@ import (
 	"time"
 )
 
-// A run file stores each result as one row of results: its Seq and a
-// packed record (data). Runs hold millions of results that are written once
-// and read whole, in order, so a record is as cheap to write and to read as
-// we can make it: one blob instead of a column per field (every column
-// costs a bind on insert and a call on read), times as nanosecond offsets,
-// and the strings that repeat (phases, endpoints, methods, URLs, errors,
-// SQL fingerprints) interned in the strings table and referred to by id.
+// A run file holds millions of results, written once and read whole in
+// order, so they are stored as cheaply to write and to read as we can: a
+// row of the results table is a block of up to maxBlockResults results in
+// increasing order of Seq, from first to last (a row costs a statement to
+// write and a step to read, whatever its size). A block's data is its
+// results' records, each preceded by its length as a uvarint. Blocks of
+// more than one result never overlap; a result numbered before the last
+// block written (late) is a block of its own, which the reader merges in.
 //
-// The record, in order (varint: zig-zag, as encoding/binary's AppendVarint;
-// str: see appendStr):
+// A record is packed: times as nanosecond offsets, and the strings that
+// repeat (phases, endpoints, methods, errors, SQL fingerprints) interned in
+// the strings table and referred to by id. In order (varint: zig-zag, as
+// encoding/binary's AppendVarint; str: see appendStr):
 //
-//	flags        1 byte: flagSQLCounted, flagHexTrace
-//	Phase        str
-//	Slice        varint
-//	ExchangeID   varint
-//	Endpoint     str
-//	Method       str
-//	URL          str
-//	Intended     varint, ns since the run's base (run_info base_ns)
-//	Sent         varint, ns since Intended
-//	Done         varint, ns since Sent
-//	Status       varint
+//	flags          1 byte: flagSQLCounted, flagHexTrace
+//	Seq            varint
+//	Phase          str
+//	Slice          varint
+//	ExchangeID     varint
+//	Endpoint       str
+//	Method         str
+//	URL            str (inline: URLs repeat less, and their table would be big)
+//	Intended       varint, ns since the run's base (run_info base_ns)
+//	Sent           varint, ns since Intended
+//	Done           varint, ns since Sent
+//	Status         varint
 //	RecordedStatus varint
-//	Bytes        varint
-//	Error        str
-//	TraceID      16 bytes when flagHexTrace (32 lower-case hex digits), else an inline str
-//	SQL          uvarint count, then per fingerprint: str Fingerprint, varint Count, varint Duration (ns)
+//	Bytes          varint
+//	Error          str
+//	TraceID        16 bytes when flagHexTrace (32 lower-case hex digits), else an inline str
+//	SQL            uvarint count, then per fingerprint: str Fingerprint, varint Count, varint Duration (ns)
 //
 // A zero time is stored as the Unix time 0, as elsewhere in the files.
+
+// Limits of a block.
+const (
+	maxBlockResults = 128
+	maxBlockBytes   = 16 << 10 // a block of this size fits a page: no overflow pages
+)
 
 // Flags of a packed result.
 const (
@@ -138,23 +148,23 @@ func (in *interner) committed(err error) {
 	in.added = in.added[:0]
 }
 
-// resultEncoder packs results; newStr is called for each string interned.
+// resultEncoder packs results; newStr stores each string interned.
 type resultEncoder struct {
 	base   int64
 	in     *interner
-	newStr func(id int64, s string) error
+	newStr func(st *stmts, id int64, s string) error
 	err    error // first error of newStr
 }
 
 // appendStr appends s as a uvarint tag: 0 for the empty string, 2·id+1 for
 // an interned string, 2·len for one stored inline (followed by its bytes).
-func (enc *resultEncoder) appendStr(b []byte, group int, s string) []byte {
+func (enc *resultEncoder) appendStr(st *stmts, b []byte, group int, s string) []byte {
 	if s == "" {
 		return append(b, 0)
 	}
 	if id, isNew := enc.in.id(group, s); id != 0 {
 		if isNew {
-			if err := enc.newStr(id, s); err != nil {
+			if err := enc.newStr(st, id, s); err != nil {
 				enc.in.withdraw(id - 1) // the string is not in the table
 				if enc.err == nil {
 					enc.err = err
@@ -173,7 +183,7 @@ func appendInline(b []byte, s string) []byte {
 }
 
 // append appends r's record to b.
-func (enc *resultEncoder) append(b []byte, r *Result) []byte {
+func (enc *resultEncoder) append(st *stmts, b []byte, r *Result) []byte {
 	var flags byte
 	if r.SQLCounted {
 		flags |= flagSQLCounted
@@ -183,12 +193,13 @@ func (enc *resultEncoder) append(b []byte, r *Result) []byte {
 		flags |= flagHexTrace
 	}
 	b = append(b, flags)
-	b = enc.appendStr(b, fewValues, r.Phase)
+	b = binary.AppendVarint(b, r.Seq)
+	b = enc.appendStr(st, b, fewValues, r.Phase)
 	b = binary.AppendVarint(b, int64(r.Slice))
 	b = binary.AppendVarint(b, r.ExchangeID)
-	b = enc.appendStr(b, fewValues, r.Endpoint)
-	b = enc.appendStr(b, fewValues, r.Method)
-	b = enc.appendStr(b, manyValues, r.URL)
+	b = enc.appendStr(st, b, fewValues, r.Endpoint)
+	b = enc.appendStr(st, b, fewValues, r.Method)
+	b = appendInline(b, r.URL)
 	intended, sent, done := unixNano(r.Intended), unixNano(r.Sent), unixNano(r.Done)
 	b = binary.AppendVarint(b, intended-enc.base)
 	b = binary.AppendVarint(b, sent-intended)
@@ -196,7 +207,7 @@ func (enc *resultEncoder) append(b []byte, r *Result) []byte {
 	b = binary.AppendVarint(b, int64(r.Status))
 	b = binary.AppendVarint(b, int64(r.RecordedStatus))
 	b = binary.AppendVarint(b, r.Bytes)
-	b = enc.appendStr(b, manyValues, r.Error)
+	b = enc.appendStr(st, b, manyValues, r.Error)
 	if hexTrace {
 		b, _ = hex.AppendDecode(b, []byte(r.TraceID)) // checked: valid hex
 	} else {
@@ -204,7 +215,7 @@ func (enc *resultEncoder) append(b []byte, r *Result) []byte {
 	}
 	b = binary.AppendUvarint(b, uint64(len(r.SQL)))
 	for _, c := range r.SQL {
-		b = enc.appendStr(b, fewValues, c.Fingerprint)
+		b = enc.appendStr(st, b, fewValues, c.Fingerprint)
 		b = binary.AppendVarint(b, int64(c.Count))
 		b = binary.AppendVarint(b, int64(c.Duration))
 	}
@@ -233,35 +244,47 @@ type resultDecoder struct {
 	base int64
 	strs []string
 	load func(from int64) ([]string, error)
-	b    []byte // what remains of the record being decoded
+	b    []byte // the record being decoded
+	i    int    // where in b
 	err  error
+
+	// Results and SQL counts are carved out of slabs: one allocation for
+	// many. A result kept by the caller keeps its slab (a few KB) alive.
+	results []Result
+	counts  []SQLCount
 }
 
+// Slab sizes of resultDecoder.
+const (
+	resultSlab = 16
+	countSlab  = 64
+)
+
 func (d *resultDecoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
+	if d.i < len(d.b) && d.b[d.i] < 0x80 {
+		v := uint64(d.b[d.i])
+		d.i++
+		return v
+	}
+	v, n := binary.Uvarint(d.b[d.i:])
 	if n <= 0 {
 		d.fail(errShortRecord)
 		return 0
 	}
-	d.b = d.b[n:]
+	d.i += n
 	return v
 }
 
 func (d *resultDecoder) varint() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail(errShortRecord)
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
+	u := d.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
 }
 
 func (d *resultDecoder) fail(err error) {
 	if d.err == nil {
 		d.err = err
 	}
-	d.b = nil
+	d.i = len(d.b)
 }
 
 func (d *resultDecoder) str() string {
@@ -270,44 +293,59 @@ func (d *resultDecoder) str() string {
 		return d.inline(tag >> 1)
 	}
 	id := tag >> 1
+	if id-1 < uint64(len(d.strs)) {
+		return d.strs[id-1]
+	}
+	return d.loadStr(id)
+}
+
+// loadStr returns string id, which the table read so far lacks.
+func (d *resultDecoder) loadStr(id uint64) string {
 	if id == 0 || id > maxInterned {
 		d.fail(fmt.Errorf("string id %d out of range", id))
 		return ""
 	}
+	more, err := d.load(int64(len(d.strs)) + 1)
+	if err != nil {
+		d.fail(fmt.Errorf("strings: %w", err))
+		return ""
+	}
+	d.strs = append(d.strs, more...)
 	if id > uint64(len(d.strs)) {
-		more, err := d.load(int64(len(d.strs)) + 1)
-		if err != nil {
-			d.fail(fmt.Errorf("strings: %w", err))
-			return ""
-		}
-		d.strs = append(d.strs, more...)
-		if id > uint64(len(d.strs)) {
-			d.fail(fmt.Errorf("no string %d", id))
-			return ""
-		}
+		d.fail(fmt.Errorf("no string %d", id))
+		return ""
 	}
 	return d.strs[id-1]
 }
 
 func (d *resultDecoder) inline(n uint64) string {
-	if n > uint64(len(d.b)) {
+	if n == 0 {
+		return ""
+	}
+	if n > uint64(len(d.b)-d.i) {
 		d.fail(errShortRecord)
 		return ""
 	}
-	s := string(d.b[:n])
-	d.b = d.b[n:]
+	s := string(d.b[d.i : d.i+int(n)])
+	d.i += int(n)
 	return s
 }
 
-// decode unpacks the record data of the result seq.
-func (d *resultDecoder) decode(seq int64, data []byte) (*Result, error) {
-	d.b, d.err = data, nil
+// decode unpacks a record.
+func (d *resultDecoder) decode(data []byte) (*Result, error) {
+	d.b, d.i, d.err = data, 0, nil
 	if len(d.b) == 0 {
-		return nil, fmt.Errorf("result %d: %w", seq, errShortRecord)
+		return nil, fmt.Errorf("empty result record")
 	}
+	if len(d.results) == 0 {
+		d.results = make([]Result, resultSlab)
+	}
+	r := &d.results[0]
+	d.results = d.results[1:]
 	flags := d.b[0]
-	d.b = d.b[1:]
-	r := &Result{Seq: seq, SQLCounted: flags&flagSQLCounted != 0}
+	d.i = 1
+	r.Seq = d.varint()
+	r.SQLCounted = flags&flagSQLCounted != 0
 	r.Phase = d.str()
 	r.Slice = int(d.varint())
 	r.ExchangeID = d.varint()
@@ -323,11 +361,13 @@ func (d *resultDecoder) decode(seq int64, data []byte) (*Result, error) {
 	r.Bytes = d.varint()
 	r.Error = d.str()
 	if flags&flagHexTrace != 0 {
-		if len(d.b) < 16 {
+		if len(d.b)-d.i < 16 {
 			d.fail(errShortRecord)
 		} else {
-			r.TraceID = hex.EncodeToString(d.b[:16])
-			d.b = d.b[16:]
+			var buf [32]byte
+			hex.Encode(buf[:], d.b[d.i:d.i+16])
+			r.TraceID = string(buf[:])
+			d.i += 16
 		}
 	} else {
 		tag := d.uvarint()
@@ -337,12 +377,16 @@ func (d *resultDecoder) decode(seq int64, data []byte) (*Result, error) {
 		r.TraceID = d.inline(tag >> 1)
 	}
 	if n := d.uvarint(); n > 0 {
-		// Each count takes three bytes at least: a bad n fails below
+		// Each count takes three bytes at least: a bad n fails here
 		// instead of allocating much.
-		if n > uint64(len(d.b)) {
+		if n > uint64(len(d.b)-d.i) {
 			d.fail(errShortRecord)
 		} else {
-			r.SQL = make([]SQLCount, n)
+			if int(n) > len(d.counts) {
+				d.counts = make([]SQLCount, max(countSlab, int(n)))
+			}
+			r.SQL = d.counts[:n:n]
+			d.counts = d.counts[n:]
 			for i := range r.SQL {
 				c := &r.SQL[i]
 				c.Fingerprint = d.str()
@@ -351,11 +395,38 @@ func (d *resultDecoder) decode(seq int64, data []byte) (*Result, error) {
 			}
 		}
 	}
-	if d.err == nil && len(d.b) > 0 {
-		d.err = fmt.Errorf("%d bytes after the record", len(d.b))
+	if d.err == nil && d.i < len(d.b) {
+		d.err = fmt.Errorf("%d bytes after the record", len(d.b)-d.i)
 	}
 	if d.err != nil {
-		return nil, fmt.Errorf("result %d: %w", seq, d.err)
+		return nil, fmt.Errorf("result %d: %w", r.Seq, d.err)
 	}
 	return r, nil
+}
+
+// splitRecord splits the record that starts data (after its length) from
+// the records after it, and returns its Seq.
+func splitRecord(data []byte) (rec, rest []byte, seq int64, err error) {
+	n, k := binary.Uvarint(data)
+	if k <= 0 || n < 2 || n > uint64(len(data)-k) {
+		return nil, nil, 0, errShortRecord
+	}
+	rec, rest = data[k:k+int(n)], data[k+int(n):]
+	seq, k = binary.Varint(rec[1:])
+	if k <= 0 {
+		return nil, nil, 0, errShortRecord
+	}
+	return rec, rest, seq, nil
+}
+
+// blockHolds reports whether the block data holds a result numbered seq.
+func blockHolds(data []byte, seq int64) (bool, error) {
+	for len(data) > 0 {
+		_, rest, s, err := splitRecord(data)
+		if err != nil || s >= seq {
+			return s == seq, err
+		}
+		data = rest
+	}
+	return false, nil
 }

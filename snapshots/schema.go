@@ -79,10 +79,9 @@ var snapshotDDL = []string{
 var runDDL = []string{
 	metaDDL,
 	`CREATE TABLE run_info (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
-	// results holds one packed record per result (see runcodec.go). data
-	// has no NOT NULL: with no constraint that can abort it, an INSERT OR
-	// IGNORE of many rows needs no statement journal.
-	`CREATE TABLE results (seq INTEGER PRIMARY KEY, data BLOB)`,
+	// results holds the results in blocks, each of n results numbered
+	// first to last (see runcodec.go).
+	`CREATE TABLE results (first INTEGER PRIMARY KEY, last INTEGER NOT NULL, n INTEGER NOT NULL, data BLOB NOT NULL)`,
 	// strings interns the strings records refer to by id.
 	`CREATE TABLE strings (id INTEGER PRIMARY KEY, value TEXT NOT NULL)`,
 }

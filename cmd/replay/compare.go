@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -159,12 +160,12 @@ func newCmdCompare(s streams) *cobra.Command {
 	f.DurationVar(&opts.warmup, "warmup", opts.warmup, "load each side for `D` before measuring (results discarded; 0: none)")
 	f.IntVar(&opts.slices, "slices", 0, "interleave each side's load in `N` slices (default: one per second of --duration, 10 to 20)")
 	f.BoolVar(&opts.sequential, "sequential", false, "load the baseline, then the candidate, instead of interleaving")
-	f.IntVar(&opts.explain, "explain", opts.explain, "replay `N` requests of every endpoint one at a time on each side first, for exact SQL counts (default 3 with --postgres, else 0)")
+	f.Var(autoInt{&opts.explain}, "explain", "replay `N` requests of every endpoint one at a time on each side first, for exact SQL counts (default 3 with --postgres, else 0)")
 	f.StringVar(&opts.reset, "reset", "", "`COMMAND` (sh -c) that restores the data, run before each side's explain phase and before the load")
 	f.StringArrayVar(&opts.endpoints, "endpoint", nil, "replay only `ENDPOINT` ('GET /orders/{id}', a glob 'GET /orders*', or a path glob '/orders/*'; repeatable)")
 	f.StringArrayVar(&opts.mocks, "mock", nil, "mock upstream `HOST:PORT` from the snapshot on each side (repeatable; 'all' mocks every recorded upstream)")
-	f.StringVar(&opts.mockTiming, "mock-timing", opts.mockTiming, "mocks answer at once (none) or after the recorded duration (recorded)")
-	f.StringVar(&opts.onMiss, "on-miss", opts.onMiss, "a request a mock cannot answer fails (error) or goes to the real upstream (passthrough)")
+	f.StringVar(&opts.mockTiming, "mock-timing", opts.mockTiming, "`WHEN` mocks answer: none (at once) or recorded (after the recorded duration)")
+	f.StringVar(&opts.onMiss, "on-miss", opts.onMiss, "`WHAT` happens to a request a mock cannot answer: error (it fails) or passthrough (the real upstream answers)")
 	f.StringVar(&opts.caDir, "ca-dir", "", "`DIR` of replay's CA for mocking HTTPS (default $XDG_CONFIG_HOME/replay/ca or ~/.config/replay/ca)")
 	f.StringVar(&opts.postgres, "postgres", "", "count SQL per request: `[LISTEN=]HOST:PORT` puts a SQL counter per side in front of PostgreSQL at HOST:PORT")
 	f.BoolVar(&opts.sqlTraced, "sql-traced", false, "the builds put each request's traceparent in their SQL comments (sqlcommenter): count SQL under load too")
@@ -176,6 +177,28 @@ func newCmdCompare(s streams) *cobra.Command {
 	f.StringArrayVar(&opts.formats, "format", opts.formats, "output `FORMAT`: text, json, markdown, junit or html (repeatable or comma-separated; the first goes to stdout, each to DIR/report.EXT)")
 	return cmd
 }
+
+// autoInt is an int flag whose negative value means "chosen from the other
+// flags"; its help shows no default.
+type autoInt struct{ v *int }
+
+func (a autoInt) String() string {
+	if a.v == nil || *a.v < 0 {
+		return ""
+	}
+	return strconv.Itoa(*a.v)
+}
+
+func (a autoInt) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return fmt.Errorf("want a number of 0 or more, got %q", s)
+	}
+	*a.v = n
+	return nil
+}
+
+func (a autoInt) Type() string { return "int" }
 
 const compareLong = `compare replays the same recorded requests against a baseline and a candidate
 build, with the same mocks and the same real database, and compares them
@@ -217,7 +240,8 @@ Order of a comparison (default: interleaved):
      waited for); replay's requests carry a fresh traceparent each;
   2. explain phase, baseline then candidate, each after --reset: up to
      --explain requests of every endpoint, one at a time, so every SQL
-     statement is attributed exactly (requests are not counted in latency);
+     statement is attributed exactly (requests are not counted in latency;
+     --explain 0 skips this phase and its resets);
   3. warmup, baseline then candidate (--warmup, results discarded);
   4. --reset once more, then the load: each side's --duration is cut into
      --slices slices sent in alternating order (A B, B A, A B, …) under the

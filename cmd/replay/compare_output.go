@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/replaykit/replay/analyzer"
@@ -32,7 +33,33 @@ func compareRunFiles(ctx context.Context, basePath, candPath string, goals []ana
 	if err != nil {
 		return nil, fmt.Errorf("compare: %w", err)
 	}
+	if n := failureNote(c); n != "" {
+		c.Notes = append(c.Notes, n)
+	}
 	return &report.ComparisonReport{Comparison: c, Goals: analyzer.Check(c.Candidate, goals)}, nil
+}
+
+// failureNote warns when many requests failed on either side: the
+// comparison then compares failures, whatever its verdict says.
+func failureNote(c *analyzer.Comparison) string {
+	const many = 5.0 // percent
+	var parts []string
+	for i, s := range []*analyzer.Summary{c.Baseline, c.Candidate} {
+		side := [2]string{"baseline", "candidate"}[i]
+		o := s.Overall
+		if o == nil || o.Requests == 0 || o.FailureRate() < many {
+			continue
+		}
+		part := fmt.Sprintf("%s of the %s's %s requests failed", analyzer.FormatPercent(o.FailureRate()), side, strconv.FormatInt(o.Requests, 10))
+		if len(o.Failures) > 0 {
+			part += fmt.Sprintf(" (most often %s)", o.Failures[0])
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ") + ": check the builds' logs and the data (--reset) before trusting the latency figures"
 }
 
 // reportFile is the file name of a report in format f: report.txt, …

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -154,7 +155,7 @@ func goldenRuns(t *testing.T, dir string) (base, cand string) {
 		rng := rand.New(rand.NewPCG(7, uint64(side)))
 		path := filepath.Join(dir, name+".run")
 		info := snapshots.RunInfo{Name: name, Snapshot: "orders.snap", Target: fmt.Sprintf("http://127.0.0.1:4100%d", side+1), Started: t0,
-			Settings: map[string]string{"side": name, "load": "closed model, 4 VUs, 10s per side", "vus": "4", "duration": "10s", "order": "interleaved",
+			Settings: map[string]string{"side": name, "load": "closed model, 1 VU, 2s per side", "vus": "1", "duration": "2s", "order": "interleaved",
 				"slices": "10", "cmd": fmt.Sprintf("APP_SLOW=%d ./orders", side), "goals": "p95<500ms; GET /orders: sql<=5"},
 			Statements: int64(1000 + 3000*side)}
 		w, err := snapshots.CreateRun(path, info)
@@ -279,7 +280,7 @@ func TestCompareOneURLTwoHeaderSets(t *testing.T) {
 	code, stdout, stderr := replayCompare(t, "--snapshot", snap, "--baseline-url", srv.URL, "--candidate-url", srv.URL,
 		"--baseline-header", "baggage: sd-routing-key=main", "--candidate-header", "baggage: sd-routing-key=pr",
 		"--mock", "api.test:443", "--ca-dir", filepath.Join(dir, "ca"),
-		"--duration", "1s", "--warmup", "0s", "--vus", "2", "--format", "json", "--out", out)
+		"--duration", "2s", "--warmup", "0s", "--rate", "300/s", "--format", "json", "--out", out)
 	if code != exitRegression {
 		t.Fatalf("exit %d, want 99; stderr %s\n%s", code, stderr, stdout)
 	}
@@ -307,5 +308,50 @@ func TestCompareOneURLTwoHeaderSets(t *testing.T) {
 	defer r.Close()
 	if h := r.Info().Settings["headers"]; h != "Baggage: sd-routing-key=pr" {
 		t.Errorf("candidate run settings: headers %q", h)
+	}
+}
+
+// TestCompareNotesManyFailures: when most requests fail, the report says so
+// whatever the verdict.
+func TestCompareNotesManyFailures(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	var paths []string
+	for side, status := range []int{404, 404} {
+		path := filepath.Join(dir, fmt.Sprintf("%d.run", side))
+		w, err := snapshots.CreateRun(path, snapshots.RunInfo{Name: "run", Started: t0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 60 {
+			at := t0.Add(time.Duration(i) * 10 * time.Millisecond)
+			w.Add(&snapshots.Result{Phase: snapshots.PhaseLoad, Endpoint: "GET /a", Method: "GET", URL: "/a", Intended: at, Sent: at,
+				Done: at.Add(time.Duration(2+i%3) * time.Millisecond), Status: status, RecordedStatus: 200})
+		}
+		if err := w.Close(snapshots.RunInfo{Name: "run", Started: t0, Ended: t0.Add(time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, path)
+	}
+	_, stdout, stderr := replayCompare(t, paths[0], paths[1])
+	want := "Note: 100% of the baseline's 60 requests failed (most often 404 Not Found); 100% of the candidate's 60 requests failed (most often 404 Not Found): check the builds' logs and the data (--reset) before trusting the latency figures"
+	if !strings.Contains(stdout, want) {
+		t.Errorf("stdout lacks %q:\n%s%s", want, stdout, stderr)
+	}
+}
+
+func TestCompareProgressLine(t *testing.T) {
+	var b bytes.Buffer
+	pl := newCompareProgressLine(&b)
+	pl.update(replayer.CompareProgress{Side: "baseline", Phase: "load", Slice: 1, Slices: 10, Progress: replayer.Progress{Done: 100, Failures: 1, Final: true}})
+	pl.update(replayer.CompareProgress{Side: "candidate", Phase: "load", Slice: 1, Slices: 10, Progress: replayer.Progress{Done: 90, Final: true}})
+	pl.update(replayer.CompareProgress{Side: "baseline", Phase: "load", Slice: 2, Slices: 10, Progress: replayer.Progress{Done: 40, Failures: 2, Rate: 200}})
+	pl.clear()
+	lines := strings.Split(b.String(), "\r\033[K")
+	if last := lines[len(lines)-2]; !strings.HasSuffix(last, "baseline  load    slice 2/10  140 requests, 3 failed  200/s") {
+		t.Errorf("last progress line %q, want the baseline's requests so far (100 + 40) and failures (1 + 2)", last)
+	}
+	if lines[len(lines)-1] != "" {
+		t.Errorf("clear left %q", lines[len(lines)-1])
 	}
 }
