@@ -20,7 +20,8 @@
 //
 // Load-phase results give request counts, failures, throughput (requests
 // over the load phase's span, from the first intended start to the last
-// response; in a sliced run, the sum of the slices' spans) and latency. SQL figures come from results whose statements were
+// response; in a sliced run with gaps between its slices, the sum of the
+// slices' spans) and latency. SQL figures come from results whose statements were
 // counted (SQLCounted): the explain phase, when there was one, is the exact
 // source (requests replayed one at a time); otherwise the load phase (exact
 // with sqlcommenter attribution, else what the counter could attribute).

@@ -29,9 +29,10 @@ type Summary struct {
 	// then by name.
 	Endpoints []*EndpointSummary
 	// Duration is the span of the load phase: from the earliest intended
-	// start to the last response; for a sliced run, the sum of its slices'
-	// spans (an interleaved comparison runs the other side in between);
-	// zero when there was no load phase.
+	// start to the last response; for a sliced run whose slices cover less
+	// than 90% of that (an interleaved comparison runs the other side in
+	// between), the sum of its slices' spans; zero when there was no load
+	// phase.
 	Duration time.Duration
 	// Slices lists the distinct interleaving slices of the load phase in
 	// ascending order; empty when the run was not sliced.

@@ -150,8 +150,8 @@ func (w *RunWriter) flush(st *stmts) error {
 	slices.SortStableFunc(held, func(a, b *Result) int { return cmp.Compare(a.Seq, b.Seq) })
 	// Drop a Seq given twice, then write the late results.
 	kept := held[:0]
-	for j, r := range held {
-		if j > 0 && r.Seq == held[j-1].Seq {
+	for _, r := range held {
+		if len(kept) > 0 && r.Seq == kept[len(kept)-1].Seq {
 			w.b.fail(fmt.Errorf("result %d: %w", r.Seq, errSeqTaken))
 			continue
 		}

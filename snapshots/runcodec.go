@@ -45,7 +45,7 @@ import (
 // Limits of a block.
 const (
 	maxBlockResults = 128
-	maxBlockBytes   = 16 << 10 // a block of this size fits a page: no overflow pages
+	maxBlockBytes   = 16 << 10 // a block ends past this size: it fits a page, no overflow pages
 )
 
 // Flags of a packed result.
@@ -61,7 +61,7 @@ const (
 	maxInternBytes = 8 << 20 // their total length
 	maxInternLen   = 4096    // longer strings are stored inline
 	// maxCandidates bounds the strings seen once, which are interned when
-	// seen again (most URLs and errors repeat; some never do).
+	// seen again (most errors repeat; some never do).
 	maxCandidates = 1 << 16
 )
 
@@ -69,8 +69,8 @@ const (
 // table. It is owned by the writing goroutine.
 type interner struct {
 	// Strings of a few values (phases, methods, endpoints, fingerprints)
-	// are looked up apart from those of many (URLs, errors), so that their
-	// map stays small enough to be cheap to search.
+	// are looked up apart from those of many (errors), so that their map
+	// stays small enough to be cheap to search.
 	groups [2]internGroup
 	n      int64 // strings interned
 	bytes  int

@@ -98,9 +98,11 @@ func dsn(path string, readOnly bool) string {
 	} else {
 		q.Set("mode", "rw")
 		q.Add("_pragma", "synchronous(NORMAL)")
-		// A transaction of 10000 exchanges fits in the page cache: no
-		// spilling to the WAL before the commit.
-		q.Add("_pragma", "cache_size(-32768)")
+		// A small page cache (2 MB; dirty pages spill to the WAL before the
+		// commit, which costs nothing more in WAL mode) stays in the CPU's
+		// caches: a writer using 32 MB spends 10-15% more CPU per exchange,
+		// zeroing and copying pages that are no longer cached.
+		q.Add("_pragma", "cache_size(-2048)")
 		// A background connection checkpoints (batcher.checkpoints); the
 		// writer's own checkpoint at 256 MB of WAL is a safety net only.
 		q.Add("_pragma", "wal_autocheckpoint(8192)")

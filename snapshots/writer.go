@@ -1,11 +1,13 @@
 package snapshots
 
 import (
+	"database/sql/driver"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -58,16 +60,10 @@ func Create(path string, opts Options) (*Writer, error) {
 		db:   db,
 		path: path,
 		queries: map[string]string{
-			"exchange": `INSERT INTO exchanges (id, direction, protocol, service, start_ns, duration_ns,
-				method, url, proto, request_header, request_body, request_body_size,
-				status, response_header, response_body, response_body_size,
-				endpoint, parent_id, trace_id, error)
-				VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-			"statement": `INSERT INTO statements (id, exchange_id, trace_id, conn, start_ns, duration_ns,
-				protocol, sql, fingerprint, rows, command_tag, error)
-				VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
-			"capture": `INSERT OR REPLACE INTO capture (name, value) VALUES (?, ?)`,
-			"rule":    `INSERT OR REPLACE INTO rules (position, rule) VALUES (?, ?)`,
+			"exchange":  `INSERT INTO exchanges (` + exchangeCols + `) VALUES ` + exchangeRow,
+			"statement": `INSERT INTO statements (` + statementCols + `) VALUES ` + statementRow,
+			"capture":   `INSERT OR REPLACE INTO capture (name, value) VALUES (?, ?)`,
+			"rule":      `INSERT OR REPLACE INTO rules (position, rule) VALUES (?, ?)`,
 		},
 		interval:     opts.FlushInterval,
 		size:         opts.BatchSize,
@@ -93,8 +89,21 @@ type record interface {
 	write(st *stmts) error
 }
 
+// The columns of a row of exchanges and of statements.
+const (
+	exchangeCols = `id, direction, protocol, service, start_ns, duration_ns,
+		method, url, proto, request_header, request_body, request_body_size,
+		status, response_header, response_body, response_body_size,
+		endpoint, parent_id, trace_id, error`
+	exchangeRow   = `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	statementCols = `id, exchange_id, trace_id, conn, start_ns, duration_ns,
+		protocol, sql, fingerprint, rows, command_tag, error`
+	statementRow = `(?,?,?,?,?,?,?,?,?,?,?,?)`
+)
+
 // write writes a chunk of records; a record that fails is reported and
-// skipped.
+// skipped. (Statements of many rows cost no less per row here: with twenty
+// values a row, binding them dominates.)
 func (w *Writer) write(st *stmts, chunk []record) {
 	for _, r := range chunk {
 		if err := r.write(st); err != nil {
@@ -139,8 +148,13 @@ func (w *Writer) AddExchange(e *Exchange) {
 	}
 	// Encoding here spreads the work over the callers' goroutines; the
 	// writing goroutine is the one that limits throughput.
-	rec := exchangeRecord{w: w, e: e, reqH: headerJSON(e.RequestHeader), respH: headerJSON(e.ResponseHeader)}
-	if !w.b.add(&rec) {
+	rec := &exchangeRecord{w: w, e: e}
+	rec.values = [len(rec.values)]driver.Value{e.ID, string(e.Direction), e.Protocol, e.Service,
+		unixNano(e.Start), int64(e.Duration), e.Method, e.URL, e.Proto,
+		headerJSON(e.RequestHeader), blob(e.RequestBody), e.RequestBodySize,
+		int64(e.Status), headerJSON(e.ResponseHeader), blob(e.ResponseBody), e.ResponseBodySize,
+		e.Endpoint, e.ParentID, e.TraceID, e.Error}
+	if !w.b.add(rec) {
 		w.b.logger.Error("snapshot write: exchange added after Close", "id", e.ID)
 		return
 	}
@@ -155,7 +169,11 @@ func (w *Writer) AddStatement(s *Statement) {
 	} else {
 		atomicMax(&w.lastStatement, s.ID)
 	}
-	if !w.b.add(&statementRecord{w, s}) {
+	rec := &statementRecord{w: w, s: s}
+	rec.values = [len(rec.values)]driver.Value{s.ID, s.ExchangeID, s.TraceID, s.Conn,
+		unixNano(s.Start), int64(s.Duration), s.Protocol, s.SQL, s.Fingerprint,
+		s.Rows, s.CommandTag, s.Error}
+	if !w.b.add(rec) {
 		w.b.logger.Error("snapshot write: statement added after Close", "id", s.ID)
 		return
 	}
@@ -218,41 +236,44 @@ func (w *Writer) writeStats(st *stmts) error {
 
 // exchangeRecord is an exchange waiting to be written.
 type exchangeRecord struct {
-	w           *Writer
-	e           *Exchange
-	reqH, respH any // encoded headers, string or nil
+	w *Writer
+	e *Exchange
+	// values of the row (exchangeCols), made by AddExchange: on the
+	// callers' goroutines rather than on the writing one.
+	values [20]driver.Value
 }
 
 func (r *exchangeRecord) write(st *stmts) error {
-	e := r.e
-	err := st.exec("exchange", e.ID, string(e.Direction), e.Protocol, e.Service,
-		unixNano(e.Start), int64(e.Duration), e.Method, e.URL, e.Proto,
-		r.reqH, blob(e.RequestBody), e.RequestBodySize,
-		e.Status, r.respH, blob(e.ResponseBody), e.ResponseBodySize,
-		e.Endpoint, e.ParentID, e.TraceID, e.Error)
-	if err != nil {
-		return fmt.Errorf("exchange %d: %w", e.ID, err)
+	st.args = appendValues(st.args[:0], r.values[:])
+	if err := st.execArgs("exchange", st.args); err != nil {
+		return fmt.Errorf("exchange %d: %w", r.e.ID, err)
 	}
-	r.w.written[dirIndex(e.Direction)]++
+	r.w.written[dirIndex(r.e.Direction)]++
 	return nil
 }
 
 // statementRecord is a statement waiting to be written.
 type statementRecord struct {
-	w *Writer
-	s *Statement
+	w      *Writer
+	s      *Statement
+	values [12]driver.Value // of the row (statementCols)
 }
 
 func (r *statementRecord) write(st *stmts) error {
-	s := r.s
-	err := st.exec("statement", s.ID, s.ExchangeID, s.TraceID, s.Conn,
-		unixNano(s.Start), int64(s.Duration), s.Protocol, s.SQL, s.Fingerprint,
-		s.Rows, s.CommandTag, s.Error)
-	if err != nil {
-		return fmt.Errorf("statement %d: %w", s.ID, err)
+	st.args = appendValues(st.args[:0], r.values[:])
+	if err := st.execArgs("statement", st.args); err != nil {
+		return fmt.Errorf("statement %d: %w", r.s.ID, err)
 	}
 	r.w.writtenStmts++
 	return nil
+}
+
+// appendValues appends vs to args, numbered after them.
+func appendValues(args []driver.NamedValue, vs []driver.Value) []driver.NamedValue {
+	for _, v := range vs {
+		args = append(args, driver.NamedValue{Ordinal: len(args) + 1, Value: v})
+	}
+	return args
 }
 
 // dirIndex maps a direction to an index of the counters: anything that is
@@ -280,48 +301,55 @@ func headerJSON(h http.Header) any {
 	if len(h) == 0 {
 		return nil
 	}
-	keys := make([]string, 0, len(h))
+	type field struct {
+		key    string
+		values []string
+	}
+	var stack [24]field // most headers have fewer keys: no allocation
+	fields := stack[:0]
 	size := 2
 	for k, vs := range h {
-		keys = append(keys, k)
+		fields = append(fields, field{k, vs})
 		size += len(k) + 6
 		for _, v := range vs {
 			size += len(v) + 3
 		}
 	}
-	slices.Sort(keys)
-	b := make([]byte, 0, size)
-	b = append(b, '{')
-	for i, k := range keys {
+	slices.SortFunc(fields, func(a, b field) int { return strings.Compare(a.key, b.key) })
+	var b strings.Builder // its String does not copy
+	b.Grow(size)
+	b.WriteByte('{')
+	for i, f := range fields {
 		if i > 0 {
-			b = append(b, ',')
+			b.WriteByte(',')
 		}
-		b = appendJSONString(b, k)
-		b = append(b, ':', '[')
-		for j, v := range h[k] {
+		writeJSONString(&b, f.key)
+		b.WriteString(":[")
+		for j, v := range f.values {
 			if j > 0 {
-				b = append(b, ',')
+				b.WriteByte(',')
 			}
-			b = appendJSONString(b, v)
+			writeJSONString(&b, v)
 		}
-		b = append(b, ']')
+		b.WriteByte(']')
 	}
-	b = append(b, '}')
-	return string(b)
+	b.WriteByte('}')
+	return b.String()
 }
 
-// appendJSONString appends s as a JSON string, as encoding/json would
-// (invalid UTF-8 becomes U+FFFD).
-func appendJSONString(b []byte, s string) []byte {
+// writeJSONString writes s as a JSON string, as encoding/json would
+// (invalid UTF-8 becomes U+FFFD), though without escaping <, > and &.
+func writeJSONString(b *strings.Builder, s string) {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
 			q, _ := json.Marshal(s) // rare: needs escaping
-			return append(b, q...)
+			b.Write(q)
+			return
 		}
 	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
+	b.WriteByte('"')
+	b.WriteString(s)
+	b.WriteByte('"')
 }
 
 // blob stores empty bodies as NULL.

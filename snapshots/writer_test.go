@@ -2,10 +2,12 @@ package snapshots
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,5 +154,51 @@ func TestWriteRead(t *testing.T) {
 		if _, err := os.Stat(path + suffix); err == nil {
 			t.Errorf("%s left next to the snapshot", path+suffix)
 		}
+	}
+}
+
+// TestHeaderJSON checks that the writer's header encoding decodes, with
+// encoding/json as readers do, to what encoding/json's own encoding does
+// (which escapes <, > and & besides; the writer needs not).
+func TestHeaderJSON(t *testing.T) {
+	many := http.Header{}
+	for i := 0; i < 40; i++ { // more keys than fit the encoder's stack array
+		many.Add(fmt.Sprintf("X-Key-%02d", i), fmt.Sprint(i))
+	}
+	tests := []struct {
+		name string
+		h    http.Header
+	}{
+		{"one", http.Header{"Accept": {"*/*"}}},
+		{"several values", http.Header{"Set-Cookie": {"a=1", "b=2"}, "Vary": {"Accept"}}},
+		{"empty value", http.Header{"X-Empty": {""}, "X-None": {}}},
+		{"escapes", http.Header{"X-Quote": {`say "hi" \\ now`}, "X-Ctl": {"a\tb\nc\x00"}, "X-Html": {"<a>&</a>"}}},
+		{"unicode and bad utf-8", http.Header{"X-Name": {"Grüße, 世界"}, "X-Bad": {"\xff\xfe"}}},
+		{"many", many},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want, err := json.Marshal(tt.h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := headerJSON(tt.h).(string)
+			var gotH, wantH http.Header
+			if err := json.Unmarshal([]byte(got), &gotH); err != nil {
+				t.Fatalf("headerJSON = %s: %v", got, err)
+			}
+			if err := json.Unmarshal(want, &wantH); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(wantH, gotH); diff != "" {
+				t.Errorf("headerJSON = %s decodes to (-want +got):\n%s", got, diff)
+			}
+			if !strings.HasPrefix(got, `{"`) || strings.ContainsAny(got, "\n\t") {
+				t.Errorf("headerJSON = %q", got)
+			}
+		})
+	}
+	if got := headerJSON(http.Header{}); got != nil {
+		t.Errorf("empty header = %v, want nil (NULL)", got)
 	}
 }
