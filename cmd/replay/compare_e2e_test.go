@@ -212,7 +212,7 @@ func TestCompareEndToEnd(t *testing.T) {
 	env := newOrdersEnv(t)
 
 	t.Run("N+1", func(t *testing.T) {
-		code, doc, raw, stderr, out := env.compare(t, "nplus1", "--baseline-env", "APP_SLOW=0", "--candidate-env", "APP_SLOW=1", "--format", "text", "--format", "markdown")
+		code, doc, raw, stderr, out := env.compare(t, "nplus1", "--baseline-env", "APP_SLOW=0", "--candidate-env", "APP_SLOW=1", "--format", "text", "--format", "markdown,junit", "--format", "html")
 		if code != exitRegression {
 			t.Fatalf("exit %d, want 99; stderr: %s", code, stderr)
 		}
@@ -243,7 +243,7 @@ func TestCompareEndToEnd(t *testing.T) {
 		if v := verdicts(doc); len(v) != len(ordersEndpoints) {
 			t.Errorf("endpoints %v, want %v", v, ordersEndpoints)
 		}
-		for _, f := range []string{"baseline.run", "candidate.run", "baseline.log", "candidate.log", "reset.log", "report.json", "report.txt", "report.md"} {
+		for _, f := range []string{"baseline.run", "candidate.run", "baseline.log", "candidate.log", "reset.log", "report.json", "report.txt", "report.md", "report.xml", "report.html"} {
 			if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 				t.Errorf("output file: %v", err)
 			}

@@ -157,9 +157,9 @@ func demoRun(ctx context.Context, opts *demoOptions) error {
 	cmp := newCompareOptions()
 	cmp.snapshot = snap
 	build := shellQuote(opts.self) + " demo orders"
-	common := []string{"DATABASE_URL=" + dbURL, "CATALOG_URL=https://" + demoCatalogHost}
-	cmp.baseline.cmd, cmp.baseline.env = build, append([]string{"APP_SLOW=0"}, common...)
-	cmp.candidate.cmd, cmp.candidate.env = build, append([]string{"APP_SLOW=1"}, common...)
+	cmp.env = []string{"DATABASE_URL=" + dbURL, "CATALOG_URL=https://" + demoCatalogHost}
+	cmp.baseline.cmd, cmp.baseline.env = build, []string{"APP_SLOW=0"}
+	cmp.candidate.cmd, cmp.candidate.env = build, []string{"APP_SLOW=1"}
 	cmp.mocks = []string{demoCatalog}
 	cmp.postgres = "127.0.0.1:0=" + pg.Addr()
 	cmp.reset = fmt.Sprintf("DATABASE_URL=%s %s demo reset --orders %d", shellQuote(dbURL), shellQuote(opts.self), demoOrders)
