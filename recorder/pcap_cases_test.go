@@ -408,3 +408,35 @@ func TestMsgParserSplits(t *testing.T) {
 		}
 	}
 }
+
+// TestImportPcapOneDirection imports a capture that saw only what the
+// client sent (asymmetric routing): every request is recorded, without a
+// response, and the connection does not keep them all until it ends.
+func TestImportPcapOneDirection(t *testing.T) {
+	b := newPcapBuilder(t)
+	c := b.conv("10.0.0.1:5000", "10.0.0.2:8080")
+	b.add(c.packet(true, "S", c.cliSeq-1, 0, nil))
+	pad := strings.Repeat("p", 1000)
+	for i := range 400 {
+		c.client(fmt.Sprintf("GET /orders/%d HTTP/1.1\r\nHost: h\r\nX-Pad: %s\r\n\r\n", i, pad))
+	}
+	capture := b.write(pcapFormat{linkType: linkEthernet})
+	pr := &positionReader{r: bytes.NewReader(capture)}
+	sink := &positionSink{r: pr, at: map[string]int{}}
+	st, err := ImportPcap(context.Background(), pr, sink, PcapConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := sink.sorted()
+	if len(es) != 400 || st.Incomplete != 400 {
+		t.Fatalf("%d exchanges, %d incomplete; want 400 and 400", len(es), st.Incomplete)
+	}
+	for i, e := range es {
+		if e.URL != fmt.Sprintf("http://h/orders/%d", i) || e.Error != "no response in the capture" {
+			t.Fatalf("exchange %d = %s %q", i, e.URL, e.Error)
+		}
+	}
+	if at := sink.at["http://h/orders/0"]; at > len(capture)/2 {
+		t.Errorf("/orders/0 written after reading %d of %d bytes: unanswered requests pile up", at, len(capture))
+	}
+}

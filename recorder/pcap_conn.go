@@ -55,9 +55,12 @@ var (
 	_ msgHandler         = (*pcapConn)(nil)
 )
 
-// maxWaitingResponses bounds the responses kept while no request is there
-// to pair them with.
-const maxWaitingResponses = 64
+// Bounds on the messages a connection keeps unpaired, for captures that
+// hold one direction only: no client pipelines this deep.
+const (
+	maxWaitingResponses = 64 // responses while no request is there to pair them with
+	maxWaitingRequests  = 64 // complete requests while no response comes
+)
 
 // New is called by the assembler for the first packet of each direction of
 // a connection.
@@ -240,6 +243,10 @@ func (c *pcapConn) started(p *msgParser, m *httpMsg) {
 	m.id = c.im.sink.NewID()
 	c.im.sink.CountSeen(snapshots.Inbound)
 	c.reqs = append(c.reqs, m)
+	for len(c.reqs) > maxWaitingRequests && len(c.resps) == 0 && c.reqs[0].done {
+		c.emit(c.reqs[0], nil, "")
+		c.reqs = c.reqs[1:]
+	}
 }
 
 func (c *pcapConn) ended(*msgParser, *httpMsg) { c.pair() }

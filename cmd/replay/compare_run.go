@@ -38,7 +38,7 @@ type compareSession struct {
 
 // compareLive runs a live comparison.
 func compareLive(ctx context.Context, opts *compareOptions, su *compareSetup, s streams) (*report.ComparisonReport, error) {
-	inbound, outbound, err := compareLoadSnapshot(ctx, opts.snapshot, len(opts.mocks) > 0)
+	inbound, outbound, err := loadExchanges(ctx, "compare", opts.snapshot, len(opts.mocks) > 0)
 	if err != nil {
 		return nil, err
 	}
@@ -256,31 +256,6 @@ func (cs *compareSession) close() {
 			e.close()
 		}
 	}
-}
-
-// compareLoadSnapshot reads the snapshot's inbound exchanges, and its
-// outbound ones when they are to be mocked.
-func compareLoadSnapshot(ctx context.Context, path string, outboundToo bool) (inbound, outbound []*snapshots.Exchange, err error) {
-	snap, err := snapshots.Open(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("compare: %w", err)
-	}
-	defer snap.Close()
-	for e, err := range snap.Exchanges(ctx, snapshots.Filter{}) {
-		if err != nil {
-			return nil, nil, fmt.Errorf("compare: read %s: %w", path, err)
-		}
-		switch {
-		case e.Direction == snapshots.Inbound:
-			inbound = append(inbound, e)
-		case outboundToo:
-			outbound = append(outbound, e)
-		}
-	}
-	if len(inbound) == 0 {
-		return nil, nil, fmt.Errorf("compare: %s holds no inbound requests to replay", path)
-	}
-	return inbound, outbound, nil
 }
 
 // compareOutDir creates the output directory: dir, or a new

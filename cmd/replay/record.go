@@ -42,6 +42,8 @@ type recordOptions struct {
 	resolve       []string
 	upstreamCA    string
 	stopTimeout   time.Duration
+	fromPcap      string
+	ports         []int
 
 	stdout, stderr io.Writer
 	// interrupts delivers SIGINT/SIGTERM: the first stops gracefully, the
@@ -54,7 +56,7 @@ type recordOptions struct {
 func newCmdRecord(s streams) *cobra.Command {
 	opts := &recordOptions{stdout: s.out, stderr: s.err}
 	cmd := &cobra.Command{
-		Use:   "record --out SNAP [--inbound LISTEN=URL]... [--outbound LISTEN] [--postgres LISTEN=HOST:PORT]",
+		Use:   "record --out SNAP [--inbound LISTEN=URL]... [--outbound LISTEN] [--postgres LISTEN=HOST:PORT] | --from-pcap FILE --out SNAP [--port N]...",
 		Short: "Record a service's traffic into a snapshot",
 		Long: `record puts recording proxies around a running app and writes every exchange
 to the snapshot SNAP, until it is stopped with Ctrl-C (SIGINT) or SIGTERM.
@@ -73,11 +75,21 @@ At least one is needed; --inbound may be given several times. LISTEN is
 On the first signal, record stops accepting, finishes the exchanges in flight,
 writes everything and prints the exchanges per endpoint. A second signal quits
 at once with exit code 1: the snapshot then keeps what was committed, all but
-about the last second.`,
+about the last second.
+
+With --from-pcap FILE, record imports a packet capture instead (pcap or
+pcapng, possibly gzipped, from tcpdump, Wireshark or dumpcap): the HTTP/1
+exchanges sent to the servers on the --port ports (default: every port that
+carries HTTP requests) become inbound exchanges; it prints the exchanges per
+endpoint and exits. TLS traffic cannot be decrypted: capture the plain HTTP
+between the TLS terminator and the app. Capture on the app's interface
+(tcpdump -i lo for a local app) or on all of them (tcpdump -i any).`,
 		Example: `  replay record --out orders.snap --inbound 127.0.0.1:8081=http://127.0.0.1:8080
   replay record --out orders.snap --inbound :8081=http://127.0.0.1:8080 \
       --outbound 127.0.0.1:8082 --postgres 127.0.0.1:6432=127.0.0.1:5432 \
-      --endpoint 'GET /orders/{id}/status' --redact-header X-Api-Key`,
+      --endpoint 'GET /orders/{id}/status' --redact-header X-Api-Key
+  tcpdump -i lo -w orders.pcap 'tcp port 8080'   # then Ctrl-C
+  replay record --from-pcap orders.pcap --port 8080 --out orders.snap`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sig := make(chan os.Signal, 2)
@@ -99,6 +111,8 @@ about the last second.`,
 	f.StringArrayVar(&opts.resolve, "resolve", nil, "for --outbound: `HOST:PORT=ADDR` dials ADDR for calls to HOST:PORT (repeatable)")
 	f.StringVar(&opts.upstreamCA, "upstream-ca", "", "also trust the CA certificates in PEM `FILE` when connecting to HTTPS upstreams")
 	f.DurationVar(&opts.stopTimeout, "stop-timeout", 10*time.Second, "on stop, how long to wait for the exchanges in flight")
+	f.StringVar(&opts.fromPcap, "from-pcap", "", "import the HTTP exchanges in the packet capture `FILE` (pcap or pcapng) instead of recording live")
+	f.IntSliceVar(&opts.ports, "port", nil, "with --from-pcap: record the traffic to server port `N` (repeatable; default: every port that carries HTTP)")
 	return cmd
 }
 
@@ -124,7 +138,10 @@ func (opts *recordOptions) plan() (*recordPlan, error) {
 	if opts.out == "" {
 		return nil, usagef("record: --out SNAP is required")
 	}
-	if len(opts.inbound) == 0 && opts.outbound == "" && opts.postgres == "" {
+	if err := opts.checkPcap(); err != nil {
+		return nil, err
+	}
+	if opts.fromPcap == "" && len(opts.inbound) == 0 && opts.outbound == "" && opts.postgres == "" {
 		return nil, usagef("record: nothing to record: give --inbound LISTEN=URL, --outbound LISTEN or --postgres LISTEN=HOST:PORT")
 	}
 	for _, s := range opts.inbound {
@@ -200,6 +217,33 @@ func (opts *recordOptions) plan() (*recordPlan, error) {
 	return p, nil
 }
 
+// checkPcap checks the flags of --from-pcap against the others.
+func (opts *recordOptions) checkPcap() error {
+	if opts.fromPcap == "" {
+		if len(opts.ports) > 0 {
+			return usagef("record: --port applies to --from-pcap, which is not given")
+		}
+		return nil
+	}
+	for _, c := range []struct {
+		flag  string
+		given bool
+	}{
+		{"--inbound", len(opts.inbound) > 0}, {"--outbound", opts.outbound != ""}, {"--postgres", opts.postgres != ""},
+		{"--ca-dir", opts.caDir != ""}, {"--upstream-ca", opts.upstreamCA != ""}, {"--resolve", len(opts.resolve) > 0},
+	} {
+		if c.given {
+			return usagef("record: %s records live traffic and cannot be combined with --from-pcap", c.flag)
+		}
+	}
+	for _, p := range opts.ports {
+		if p < 1 || p > 65535 {
+			return usagef("record: --port %d: want a TCP port, 1 to 65535", p)
+		}
+	}
+	return nil
+}
+
 // listenAddr checks a LISTEN address: [HOST]:PORT, or a bare port.
 func listenAddr(s string) (string, error) {
 	if _, err := strconv.ParseUint(s, 10, 16); err == nil {
@@ -244,6 +288,9 @@ func recordRun(ctx context.Context, opts *recordOptions) error {
 		return fmt.Errorf("record: %w", err)
 	}
 	logger := slog.New(slog.NewTextHandler(opts.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if opts.fromPcap != "" {
+		return recordPcap(ctx, p, opts, logger)
+	}
 	rec, err := newRecording(p, opts, logger)
 	if err != nil {
 		return err
@@ -682,4 +729,79 @@ func (t *tally) summary() (rows []tallyRow, statements, attributed int64) {
 		return strings.Compare(string(a.dir)+"\x00"+a.service+"\x00"+a.endpoint, string(b.dir)+"\x00"+b.service+"\x00"+b.endpoint)
 	})
 	return rows, t.statements, t.attributed
+}
+
+// recordPcap imports the capture opts.fromPcap into a new snapshot and
+// prints the summary; on error it leaves no snapshot behind.
+func recordPcap(ctx context.Context, p *recordPlan, opts *recordOptions, logger *slog.Logger) error {
+	f, err := os.Open(opts.fromPcap)
+	if err != nil {
+		return fmt.Errorf("record: --from-pcap: %w", err)
+	}
+	defer f.Close()
+	w, err := snapshots.Create(opts.out, snapshots.Options{Rules: p.rules, Logger: logger})
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	t := newTally(w, p.rules)
+	st, err := recorder.ImportPcap(ctx, f, t, recorder.PcapConfig{
+		Ports:         opts.ports,
+		BodyLimit:     p.bodyLimit,
+		RedactHeaders: opts.redactHeaders,
+		Logger:        logger,
+	})
+	if err == nil {
+		err = w.Close()
+	} else {
+		w.Close()
+		err = fmt.Errorf("%s: %w", opts.fromPcap, err)
+	}
+	if err != nil {
+		os.Remove(opts.out)
+		return fmt.Errorf("record: %w", err)
+	}
+	if err := (&recording{tally: t}).printSummary(opts.stdout, opts.out); err != nil {
+		return err
+	}
+	printPcapStats(opts.stdout, opts.stderr, st)
+	return nil
+}
+
+// printPcapStats says what the capture held besides the exchanges, and warns
+// when it held none.
+func printPcapStats(w, stderr io.Writer, st recorder.PcapStats) {
+	ports := make([]string, len(st.Ports))
+	for i, p := range st.Ports {
+		ports[i] = strconv.Itoa(p)
+	}
+	fmt.Fprintf(w, "pcap: %d packets (%s); %d HTTP connections", st.Packets, st.Format, st.Connections)
+	if len(ports) > 0 {
+		fmt.Fprintf(w, " on port %s", strings.Join(ports, ", "))
+	}
+	for _, n := range []struct {
+		n    int64
+		what string
+	}{
+		{st.Incomplete, "exchanges incomplete (see their error)"},
+		{st.OrphanResponses, "responses to requests before the capture"},
+		{st.Gaps, "gaps where packets were lost"},
+		{st.TLSConnections, "TLS connections skipped (encrypted)"},
+		{st.OtherConnections, "connections skipped (not HTTP/1)"},
+	} {
+		if n.n > 0 {
+			fmt.Fprintf(w, "; %d %s", n.n, n.what)
+		}
+	}
+	fmt.Fprintln(w)
+	if st.Exchanges > 0 {
+		return
+	}
+	switch {
+	case st.TCPPackets == 0:
+		fmt.Fprintln(stderr, "warning: no TCP packet in the capture to or from the ports given")
+	case st.TLSConnections > 0:
+		fmt.Fprintln(stderr, "warning: no HTTP/1 exchange in the capture, only TLS: capture the plain HTTP between the TLS terminator and the app")
+	default:
+		fmt.Fprintln(stderr, "warning: no HTTP/1 exchange in the capture")
+	}
 }
