@@ -7,5 +7,8 @@
 // the app makes to upstream services, each linked to the inbound request it
 // belongs to. Both write through a Sink, normally a *snapshots.Writer.
 //
+// ImportPcap reads a tcpdump or Wireshark capture (pcap or pcapng) offline and
+// records the HTTP/1 exchanges in it as inbound exchanges.
+//
 // It does not replay or mock anything; see packages replayer and mock.
 package recorder

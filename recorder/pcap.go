@@ -54,6 +54,10 @@ type PcapStats struct {
 	OrphanResponses int64
 	// Gaps counts holes in TCP streams: bytes the capture lost.
 	Gaps int64
+	// CutPackets counts packets captured shorter than they were, because
+	// the capture had a snapshot length (tcpdump -s): their missing bytes
+	// leave gaps.
+	CutPackets int64
 	// TLSConnections counts connections skipped because they carry TLS,
 	// which cannot be decrypted.
 	TLSConnections int64
@@ -194,6 +198,9 @@ func (im *pcapImport) run(ctx context.Context, r io.Reader) (err error) {
 			return err
 		}
 		im.stats.Packets++
+		if pkt.cut {
+			im.stats.CutPackets++
+		}
 		ip, err := linkPayload(pkt.linkType, pkt.data)
 		if err != nil {
 			return err

@@ -192,6 +192,7 @@ type pcapFormat struct {
 	nanos     bool
 	bigEndian bool // written by hand, as pcapgo writes little-endian only
 	gzip      bool
+	snaplen   int // frames are cut to this length; zero: whole
 }
 
 // write writes the capture in format f.
@@ -230,7 +231,11 @@ func (b *pcapBuilder) write(f pcapFormat) []byte {
 		}
 		for _, p := range pkts {
 			d := pcapFrame(f.linkType, p.ip)
-			if err := w.WritePacket(gopacket.CaptureInfo{Timestamp: p.ts, CaptureLength: len(d), Length: len(d)}, d); err != nil {
+			n := len(d)
+			if f.snaplen > 0 {
+				n = min(n, f.snaplen)
+			}
+			if err := w.WritePacket(gopacket.CaptureInfo{Timestamp: p.ts, CaptureLength: n, Length: len(d)}, d[:n]); err != nil {
 				b.t.Fatal(err)
 			}
 		}

@@ -440,3 +440,17 @@ func TestImportPcapOneDirection(t *testing.T) {
 		t.Errorf("/orders/0 written after reading %d of %d bytes: unanswered requests pile up", at, len(capture))
 	}
 }
+
+func TestImportPcapSnaplen(t *testing.T) {
+	b, _ := pcapScenario(t, "10.0.0.1:40000", "10.0.0.3:40001", "10.0.0.4:40002", "10.0.0.2:8080")
+	var long int64
+	for _, p := range b.pkts {
+		if len(pcapFrame(linkEthernet, p.ip)) > 96 {
+			long++
+		}
+	}
+	_, st := importPcap(t, b.write(pcapFormat{linkType: linkEthernet, snaplen: 96}), PcapConfig{})
+	if st.CutPackets != long || st.Gaps == 0 {
+		t.Errorf("stats = %+v, want %d cut packets and gaps", st, long)
+	}
+}

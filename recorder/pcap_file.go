@@ -18,6 +18,9 @@ type capturedPacket struct {
 	data     []byte
 	ts       time.Time
 	linkType uint32 // a LINKTYPE_ value
+	// cut reports a packet captured shorter than it was: the capture had a
+	// snapshot length.
+	cut bool
 }
 
 // packetSource yields the packets of a capture file in file order; next
@@ -133,5 +136,5 @@ func (c *classicReader) next() (capturedPacket, error) {
 		return capturedPacket{}, fmt.Errorf("packet %d: %w (the capture is corrupt)", c.n+1, err)
 	}
 	c.n++
-	return capturedPacket{data: data, ts: ci.Timestamp, linkType: c.linkType}, nil
+	return capturedPacket{data: data, ts: ci.Timestamp, linkType: c.linkType, cut: ci.CaptureLength < ci.Length}, nil
 }

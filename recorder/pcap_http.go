@@ -168,7 +168,7 @@ func (p *msgParser) header(b []byte, t time.Time) []byte {
 		return nil
 	}
 	rest := p.buf[end:]
-	br := bufio.NewReader(bytes.NewReader(p.buf[:end]))
+	br := bufio.NewReaderSize(bytes.NewReader(p.buf[:end]), end) // one read holds it all
 	m := p.msg
 	if !p.response {
 		req, err := http.ReadRequest(br)
@@ -185,7 +185,7 @@ func (p *msgParser) header(b []byte, t time.Time) []byte {
 		case len(req.TransferEncoding) > 0: // net/http accepts only chunked
 			p.state = stChunkSize
 		case req.ContentLength > 0:
-			p.state, p.remain, m.want = stBody, req.ContentLength, req.ContentLength
+			p.fixedBody(req.ContentLength)
 		default:
 			p.complete(t)
 		}
@@ -218,13 +218,21 @@ func (p *msgParser) header(b []byte, t time.Time) []byte {
 	case len(res.TransferEncoding) > 0:
 		p.state = stChunkSize
 	case res.ContentLength > 0:
-		p.state, p.remain, m.want = stBody, res.ContentLength, res.ContentLength
+		p.fixedBody(res.ContentLength)
 	case res.ContentLength == 0:
 		p.complete(t)
 	default:
 		p.state = stUntilClose
 	}
 	return rest
+}
+
+// fixedBody starts reading a body of n bytes.
+func (p *msgParser) fixedBody(n int64) {
+	p.state, p.remain, p.msg.want = stBody, n, n
+	// Preallocate what the length promises (and the limit allows), within
+	// reason: a corrupt length must not reserve a megabyte per message.
+	p.msg.body = make([]byte, 0, min(n, p.limit, 64<<10))
 }
 
 // headerEnd returns the index just past the empty line that ends the

@@ -91,19 +91,23 @@ func (p *pcapngReader) next() (capturedPacket, error) {
 				return capturedPacket{}, fmt.Errorf("pcapng packet %d: captured length %d overruns its block (the capture is corrupt)", p.n+1, caplen)
 			}
 			ts := uint64(p.order.Uint32(body[4:8]))<<32 | uint64(p.order.Uint32(body[8:12]))
-			return p.packet(id, ts, true, body[20:20+caplen])
+			pkt, err := p.packet(id, ts, true, body[20:20+caplen])
+			pkt.cut = caplen < p.order.Uint32(body[16:20])
+			return pkt, err
 		case ngSimplePacket:
 			if len(body) < 4 {
 				return capturedPacket{}, fmt.Errorf("pcapng packet %d: block too short (the capture is corrupt)", p.n+1)
 			}
-			data := body[4:]
-			if orig := p.order.Uint32(body[0:4]); uint64(orig) < uint64(len(data)) {
+			data, orig := body[4:], p.order.Uint32(body[0:4])
+			if uint64(orig) < uint64(len(data)) {
 				data = data[:orig] // the rest is padding
 			}
 			if len(p.ifaces) > 0 && p.ifaces[0].snaplen > 0 && uint64(len(data)) > uint64(p.ifaces[0].snaplen) {
 				data = data[:p.ifaces[0].snaplen]
 			}
-			return p.packet(0, 0, false, data)
+			pkt, err := p.packet(0, 0, false, data)
+			pkt.cut = uint64(len(data)) < uint64(orig)
+			return pkt, err
 		}
 	}
 }

@@ -214,7 +214,9 @@ func waitCaptured(t *testing.T, file string, n int) {
 // TestImportPcapTcpdump captures a real Go client talking to a real server
 // with tcpdump, on lo (Ethernet frames) and on the "any" device (Linux
 // cooked v2), and checks the import against what the client sent and got.
-// It is skipped, alone, when tcpdump is not installed.
+// It is skipped, alone, when tcpdump is not installed. With
+// REPLAY_PCAP_KEEP=DIR it keeps the captures in DIR: that is how
+// testdata/pcap was made.
 func TestImportPcapTcpdump(t *testing.T) {
 	tcpdump, err := exec.LookPath("tcpdump")
 	if err != nil {

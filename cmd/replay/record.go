@@ -785,6 +785,7 @@ func printPcapStats(w, stderr io.Writer, st recorder.PcapStats) {
 		{st.Incomplete, "exchanges incomplete (see their error)"},
 		{st.OrphanResponses, "responses to requests before the capture"},
 		{st.Gaps, "gaps where packets were lost"},
+		{st.CutPackets, "packets cut short by the capture's snapshot length (capture with -s 0)"},
 		{st.TLSConnections, "TLS connections skipped (encrypted)"},
 		{st.OtherConnections, "connections skipped (not HTTP/1)"},
 	} {
