@@ -14,9 +14,11 @@ import (
 )
 
 const (
-	// relayBufferSize is the read size of each direction: what one read
-	// returns is decoded, then written on in one write.
-	relayBufferSize = 32 << 10
+	// relayBufferSize is the read size of each direction of a goroutine
+	// relay (what one read returns is decoded, then written on in one
+	// write), and the size of the buffers an event loop keeps what a slow
+	// peer has not taken yet in.
+	relayBufferSize = 64 << 10
 	// startupTimeout bounds the startup phase of a client (as PostgreSQL's
 	// authentication_timeout bounds authentication).
 	startupTimeout = time.Minute
@@ -27,8 +29,10 @@ const (
 	cancelRequestCode = 80877102
 )
 
-// handle serves one client connection.
-func (p *Proxy) handle(ctx context.Context, client net.Conn) {
+// handle serves one client connection: it reads the startup itself, then
+// has one of loops relay the connection, or two goroutines when there is
+// no loop.
+func (p *Proxy) handle(ctx context.Context, client net.Conn, loops *loops) {
 	id := p.connSeq.Add(1)
 	log := p.log.With("conn", id, "client", client.RemoteAddr().String())
 	stop := context.AfterFunc(ctx, func() { client.Close() })
@@ -69,17 +73,14 @@ func (p *Proxy) handle(ctx context.Context, client net.Conn) {
 	}
 
 	s := newSession(p, id)
-	done := make(chan error, 1)
-	go func() {
-		err := p.relay(server, client, s.server.feed)
-		client.Close()
-		server.Close()
-		done <- err
-	}()
-	cerr := p.relay(client, server, s.client.feed)
-	client.Close()
-	server.Close()
-	serr := <-done
+	var cerr, serr error
+	relayed := false
+	if l := loops.get(); l != nil {
+		cerr, serr, relayed = p.relayLoop(ctx, l, client, server, s)
+	}
+	if !relayed {
+		cerr, serr = p.relayGoroutines(client, server, s)
+	}
 
 	switch {
 	case isMalformed(cerr):
@@ -91,6 +92,22 @@ func (p *Proxy) handle(ctx context.Context, client net.Conn) {
 	case s.server.fr.partial() && ctx.Err() == nil:
 		log.Info("sqlcount: server disconnected in the middle of a message")
 	}
+}
+
+// relayGoroutines relays client and server, a goroutine per direction,
+// until either ends; it returns how each direction ended.
+func (p *Proxy) relayGoroutines(client, server net.Conn, s *session) (cerr, serr error) {
+	done := make(chan error, 1)
+	go func() {
+		err := p.relay(server, client, s.server.feed)
+		client.Close()
+		server.Close()
+		done <- err
+	}()
+	cerr = p.relay(client, server, s.client.feed)
+	client.Close()
+	server.Close()
+	return cerr, <-done
 }
 
 // relay copies src to dst, feeding every chunk to the decoder before it is

@@ -49,8 +49,9 @@ func (l *logBuffer) String() string {
 	return l.b.String()
 }
 
-// startProxy starts a proxy to upstream that keeps every statement.
-func startProxy(t testing.TB, upstream string) *testProxy {
+// startProxy starts a proxy to upstream that keeps every statement; setup,
+// if any, adjusts the proxy before it serves.
+func startProxy(t testing.TB, upstream string, setup ...func(*Proxy)) *testProxy {
 	t.Helper()
 	tp := &testProxy{logs: &logBuffer{}}
 	p, err := New(Config{
@@ -64,6 +65,9 @@ func startProxy(t testing.TB, upstream string) *testProxy {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range setup {
+		f(p)
 	}
 	tp.Proxy = p
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -47,6 +47,10 @@ type Proxy struct {
 	statements atomic.Int64
 	connSeq    atomic.Int64
 	bufs       sync.Pool
+
+	// goroutinesOnly relays every connection with goroutines, never an
+	// event loop (for tests of that relay on Linux).
+	goroutinesOnly bool
 }
 
 // Stats are the totals of a proxy since it was made.
@@ -110,6 +114,7 @@ func (p *Proxy) Serve(ctx context.Context, l net.Listener) error {
 	stop := context.AfterFunc(ctx, func() { l.Close() })
 	defer stop()
 
+	loops := newLoops(p)
 	var wg sync.WaitGroup
 	var err error
 	backoff := 5 * time.Millisecond
@@ -135,11 +140,12 @@ func (p *Proxy) Serve(ctx context.Context, l net.Listener) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.handle(ctx, c)
+			p.handle(ctx, c, loops)
 		}()
 	}
 	cancel()
 	wg.Wait()
+	loops.close()
 	return err
 }
 
