@@ -3,6 +3,7 @@ package analyzer
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -27,7 +28,7 @@ func explain(c *Comparison, e *EndpointComparison) {
 	case Inconclusive:
 		e.Cause, e.Explanation = explainInconclusive(c, e)
 	default:
-		e.Cause, e.Explanation = CauseNoChange, unchangedSentence(e)
+		e.Cause, e.Explanation = CauseNoChange, unchangedSentence(c, e)
 	}
 }
 
@@ -114,11 +115,20 @@ func explainInconclusive(c *Comparison, e *EndpointComparison) (cause, text stri
 	return cause, s
 }
 
-func unchangedSentence(e *EndpointComparison) string {
+func unchangedSentence(c *Comparison, e *EndpointComparison) string {
 	b, k := e.Baseline, e.Candidate
 	s := fmt.Sprintf("p95 %s → %s (CI %s–%s)", FormatMs(e.P95.Baseline), FormatMs(e.P95.Candidate), FormatRatio(e.P95.CILow), FormatRatio(e.P95.CIHigh))
 	if e.SQLVerdict != "" {
 		s += fmt.Sprintf(", SQL %s → %s statements per request", FormatCount(b.SQL.PerRequest), FormatCount(k.SQL.PerRequest))
+	}
+	// A change the interval is sure of can still be too small to count.
+	if beyond := e.P95.CILow > 1 || (e.P95.CIHigh > 0 && e.P95.CIHigh < 1); beyond {
+		rel := c.Options.MinRelative
+		if e.P95.Method != MethodPairedSlices {
+			rel = max(rel, c.Options.MinRelativeSequential)
+		}
+		return s + fmt.Sprintf(": smaller than a change that counts (%s and %s%%)",
+			FormatMs(durMs(c.Options.MinChange)), strconv.FormatFloat(100*rel, 'f', -1, 64))
 	}
 	return s + ": no change beyond noise"
 }

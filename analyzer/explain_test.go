@@ -126,6 +126,17 @@ func TestExplainUnchanged(t *testing.T) {
 		`p95 [0-9.]+ ms → [0-9.]+ ms \(CI ×[0-9.]+–×[0-9.]+\), SQL 1 → 1 statements per request: no change beyond noise`)
 }
 
+// TestExplainUnchangedSmallChange: a change the interval is sure of, but
+// below the minimum change, is unchanged and says why.
+func TestExplainUnchangedSmallChange(t *testing.T) {
+	base := epSpec{name: "GET /orders", median: 3 * ms, sql: []snapshots.SQLCount{listSQL}}
+	cand := base
+	cand.median = 3 * ms * 6 / 10
+	e := pair(t, base, cand, [2]int64{}).Endpoint("GET /orders")
+	checkExplanation(t, e, Unchanged, CauseNoChange,
+		`p95 [0-9.]+ ms → [0-9.]+ ms \(CI ×0\.[0-9]+–×0\.[0-9]+\), SQL 1 → 1 statements per request: smaller than a change that counts \(5 ms and 10%\)`)
+}
+
 func TestShortFingerprint(t *testing.T) {
 	long := "SELECT o.id, o.customer, o.status, o.created_at, o.updated_at, o.total_cents FROM orders o WHERE o.id = ?"
 	tests := []struct{ in, want string }{
