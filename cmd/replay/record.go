@@ -34,6 +34,7 @@ type recordOptions struct {
 	out           string
 	inbound       []string
 	outbound      string
+	outboundHTTP2 bool
 	postgres      string
 	caDir         string
 	redactHeaders []string
@@ -103,6 +104,7 @@ between the TLS terminator and the app. Capture on the app's interface
 	f.StringVar(&opts.out, "out", "", "snapshot `FILE` to create (must not exist)")
 	f.StringArrayVar(&opts.inbound, "inbound", nil, "record inbound HTTP: `LISTEN=URL` is a reverse proxy on LISTEN to the app at URL (repeatable)")
 	f.StringVar(&opts.outbound, "outbound", "", "record outbound HTTP(S): a forward proxy on `LISTEN` for the app's HTTP_PROXY/HTTPS_PROXY")
+	f.BoolVar(&opts.outboundHTTP2, "outbound-http2", false, "for --outbound: let apps speak HTTP/2 inside intercepted HTTPS (offered by ALPN; default HTTP/1.1)")
 	f.StringVar(&opts.postgres, "postgres", "", "record SQL statements: `LISTEN=HOST:PORT` is a proxy on LISTEN to PostgreSQL at HOST:PORT")
 	f.StringVar(&opts.caDir, "ca-dir", "", "`DIR` of replay's CA for --outbound (default $XDG_CONFIG_HOME/replay/ca or ~/.config/replay/ca)")
 	f.StringArrayVar(&opts.redactHeaders, "redact-header", nil, "also redact the values of header `NAME` (repeatable; Authorization, Cookie, Set-Cookie, Proxy-Authorization always are)")
@@ -200,6 +202,9 @@ func (opts *recordOptions) plan() (*recordPlan, error) {
 	}
 	if len(opts.resolve) > 0 && p.outbound == "" {
 		return nil, usagef("record: --resolve applies to --outbound, which is not given")
+	}
+	if opts.outboundHTTP2 && p.outbound == "" {
+		return nil, usagef("record: --outbound-http2 applies to --outbound, which is not given")
 	}
 	p.resolve = map[string]string{}
 	for _, s := range opts.resolve {
@@ -483,6 +488,7 @@ func newRecording(p *recordPlan, opts *recordOptions, logger *slog.Logger) (r *r
 			UpstreamTLS:   upstreamTLS,
 			BodyLimit:     p.bodyLimit,
 			RedactHeaders: opts.redactHeaders,
+			HTTP2:         opts.outboundHTTP2,
 			Logger:        logger,
 		})
 		if err != nil {

@@ -71,6 +71,7 @@ func TestRecordUsageErrors(t *testing.T) {
 		{"bad redact header", []string{"--out", out, "--inbound", ":0=http://127.0.0.1:1", "--redact-header", "X-A: b"}, "want a header name"},
 		{"resolve without outbound", []string{"--out", out, "--inbound", ":0=http://127.0.0.1:1", "--resolve", "a:1=b:2"}, "--resolve applies to --outbound"},
 		{"bad resolve", []string{"--out", out, "--outbound", "127.0.0.1:0", "--resolve", "a=b"}, "want HOST:PORT=ADDR"},
+		{"http2 without outbound", []string{"--out", out, "--inbound", ":0=http://127.0.0.1:1", "--outbound-http2"}, "--outbound-http2 applies to --outbound"},
 		{"positional argument", []string{"--out", out, "--inbound", ":0=http://127.0.0.1:1", "extra"}, "accepts 0 arg"},
 		{"unknown flag", []string{"--out", out, "--inbund", ":0=http://127.0.0.1:1"}, "unknown flag"},
 	}
@@ -171,6 +172,78 @@ func recordInProcess(t *testing.T, opts *recordOptions) (rec *recording, stop fu
 	}
 	t.Cleanup(func() { stop() })
 	return rec, stop
+}
+
+// TestRecordOutboundHTTP2: with --outbound-http2 an app that offers h2
+// speaks it inside the intercepted tunnel and the exchange is recorded as
+// HTTP/2; without it the same app gets HTTP/1.1. (The proxy's own call to
+// the upstream is HTTP/1.1 either way.)
+func TestRecordOutboundHTTP2(t *testing.T) {
+	upstream := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "items at %s", r.URL.Path)
+	}))
+	upstream.StartTLS()
+	defer upstream.Close()
+	dir := t.TempDir()
+	upstreamCA := filepath.Join(dir, "upstream.pem")
+	if err := os.WriteFile(upstreamCA, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: upstream.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, h2 := range []bool{true, false} {
+		t.Run(fmt.Sprintf("http2=%v", h2), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "h2.snap")
+			rec, stop := recordInProcess(t, &recordOptions{
+				out:           out,
+				outbound:      "127.0.0.1:0",
+				outboundHTTP2: h2,
+				caDir:         filepath.Join(dir, "ca"),
+				resolve:       []string{"api.example.com:443=" + upstream.Listener.Addr().String()},
+				upstreamCA:    upstreamCA,
+			})
+			authority, err := ca.LoadOrCreate(filepath.Join(dir, "ca"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			proxyURL, _ := url.Parse("http://" + rec.outbound.l.Addr().String())
+			client := &http.Client{Transport: &http.Transport{
+				Proxy:             http.ProxyURL(proxyURL),
+				TLSClientConfig:   &tls.Config{RootCAs: authority.Pool()},
+				ForceAttemptHTTP2: true,
+			}}
+			res, err := client.Get("https://api.example.com/v1/items")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			client.CloseIdleConnections()
+			want := "HTTP/1.1"
+			if h2 {
+				want = "HTTP/2.0"
+			}
+			if res.Proto != want || string(body) != "items at /v1/items" {
+				t.Errorf("app got %s %q; want %s", res.Proto, body, want)
+			}
+			if _, err := stop(); err != nil {
+				t.Fatal(err)
+			}
+			snap, err := snapshots.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer snap.Close()
+			var got []string
+			for e, err := range snap.Exchanges(context.Background(), snapshots.Filter{}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, e.Proto+" "+e.URL+" "+string(e.ResponseBody))
+			}
+			if w := want + " https://api.example.com/v1/items items at /v1/items"; len(got) != 1 || got[0] != w {
+				t.Errorf("recorded %q; want [%q]", got, w)
+			}
+		})
+	}
 }
 
 // TestRecordInboundOutboundPostgres records an app that, for each request,
