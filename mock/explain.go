@@ -144,20 +144,25 @@ func diff(field, got, recorded string) string {
 	return field + ": got " + show(got) + ", recorded " + show(recorded)
 }
 
-// valuesDiff compares query or form values key by key.
-func valuesDiff(prefix string, got, rec url.Values) []string {
-	keys := make([]string, 0, len(got)+len(rec))
-	for k := range got {
+// unionKeys returns the keys of a and b, sorted, each once.
+func unionKeys[V any](a, b map[string]V) []string {
+	keys := make([]string, 0, len(a)+len(b))
+	for k := range a {
 		keys = append(keys, k)
 	}
-	for k := range rec {
-		if _, ok := got[k]; !ok {
+	for k := range b {
+		if _, ok := a[k]; !ok {
 			keys = append(keys, k)
 		}
 	}
 	slices.Sort(keys)
+	return keys
+}
+
+// valuesDiff compares query or form values key by key.
+func valuesDiff(prefix string, got, rec url.Values) []string {
 	var d []string
-	for _, k := range keys {
+	for _, k := range unionKeys(got, rec) {
 		g, gok := got[k]
 		r, rok := rec[k]
 		switch {
@@ -177,18 +182,8 @@ func bodyDiff(q, r *request) []string {
 	switch {
 	case q.flat != nil && r.flat != nil:
 		a, b := q.flat, r.flat
-		paths := make([]string, 0, len(a)+len(b))
-		for p := range a {
-			paths = append(paths, p)
-		}
-		for p := range b {
-			if _, ok := a[p]; !ok {
-				paths = append(paths, p)
-			}
-		}
-		slices.Sort(paths)
 		var d []string
-		for _, p := range paths {
+		for _, p := range unionKeys(a, b) {
 			g, gok := a[p]
 			r, rok := b[p]
 			switch {

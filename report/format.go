@@ -1,6 +1,7 @@
 package report
 
 import (
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -99,6 +100,27 @@ func newTable(header []string, right ...int) *table {
 }
 
 func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+
+// Table is an aligned text table as the text reports print them: text
+// columns padded on the left, figure columns on the right, two spaces
+// between columns.
+type Table struct{ t *table }
+
+// NewTable starts a table with its header; right lists the columns (from
+// 0) that are aligned to the right.
+func NewTable(header []string, right ...int) *Table {
+	return &Table{newTable(header, right...)}
+}
+
+// Add adds a row.
+func (t *Table) Add(cells ...string) { t.t.add(cells...) }
+
+// Write writes the table to w.
+func (t *Table) Write(w io.Writer) error {
+	e := &errWriter{w: w}
+	t.t.write(e, "")
+	return e.err
+}
 
 // write writes the table, each line indented by indent.
 func (t *table) write(e *errWriter, indent string) {

@@ -34,21 +34,7 @@ func RunMarkdown(w io.Writer, r *RunReport) error {
 	if len(s.Endpoints) != 1 {
 		row("**all**", s.Overall)
 	}
-	if len(r.Goals) > 0 {
-		e.println("")
-		e.println("| Goal | Expected | Actual | Result |")
-		e.println("|---|---|---:|---|")
-		for _, g := range r.Goals {
-			res := "✅ pass"
-			if !g.Passed {
-				res = "❌ fail"
-				if g.Reason != "" {
-					res += ": " + g.Reason
-				}
-			}
-			e.printf("| %s | %s | %s | %s |\n", cell(backticks(g.Goal)), cell(g.Expected), actual(g), cell(res))
-		}
-	}
+	writeGoalsMarkdown(e, "Goal", r.Goals)
 	e.println("")
 	for _, n := range runNotes(s) {
 		e.println("<sub>" + n + "</sub><br>")
@@ -98,21 +84,7 @@ func ComparisonMarkdown(w io.Writer, r *ComparisonReport) error {
 		e.println("")
 		e.println("</details>")
 	}
-	if len(r.Goals) > 0 {
-		e.println("")
-		e.println("| Goal (candidate) | Expected | Actual | Result |")
-		e.println("|---|---|---:|---|")
-		for _, g := range r.Goals {
-			res := "✅ pass"
-			if !g.Passed {
-				res = "❌ fail"
-				if g.Reason != "" {
-					res += ": " + g.Reason
-				}
-			}
-			e.printf("| %s | %s | %s | %s |\n", cell(backticks(g.Goal)), cell(g.Expected), actual(g), cell(res))
-		}
-	}
+	writeGoalsMarkdown(e, "Goal (candidate)", r.Goals)
 	e.println("")
 	for _, n := range c.Notes {
 		e.println("<sub>Note: " + n + "</sub><br>")
@@ -207,4 +179,25 @@ func verdictBadge(v analyzer.Verdict) string {
 // cell escapes a Markdown table cell.
 func cell(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}
+
+// writeGoalsMarkdown writes the goals, if any, as a table whose first column
+// is headed first.
+func writeGoalsMarkdown(e *errWriter, first string, goals []analyzer.GoalResult) {
+	if len(goals) == 0 {
+		return
+	}
+	e.println("")
+	e.println("| " + first + " | Expected | Actual | Result |")
+	e.println("|---|---|---:|---|")
+	for _, g := range goals {
+		res := "✅ pass"
+		if !g.Passed {
+			res = "❌ fail"
+			if g.Reason != "" {
+				res += ": " + g.Reason
+			}
+		}
+		e.printf("| %s | %s | %s | %s |\n", cell(backticks(g.Goal)), cell(g.Expected), actual(g), cell(res))
+	}
 }

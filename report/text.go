@@ -22,19 +22,7 @@ func RunText(w io.Writer, r *RunReport) error {
 	}
 	o := s.Overall
 	e.printf("Result: %s · success rate %s (%s of %s failed)\n", result, analyzer.FormatPercent(o.SuccessRate), count(o.Failed), count(o.Requests))
-	if len(r.Goals) > 0 {
-		e.println("")
-		e.println("Goals")
-		t := newTable([]string{"GOAL", "EXPECTED", "ACTUAL", "RESULT"}, 2)
-		for _, g := range r.Goals {
-			res := passFail(g.Passed)
-			if g.Reason != "" {
-				res += "  " + g.Reason
-			}
-			t.add(g.Goal, g.Expected, actual(g), res)
-		}
-		t.write(e, "  ")
-	}
+	writeGoalsText(e, "Goals", r.Goals)
 	e.println("")
 	e.println("Endpoints (busiest first)")
 	writeEndpointTable(e, s)
@@ -110,19 +98,7 @@ func ComparisonText(w io.Writer, r *ComparisonReport) error {
 	for _, x := range c.Endpoints {
 		e.printf("  %s: %s\n", x.Endpoint, x.Explanation)
 	}
-	if len(r.Goals) > 0 {
-		e.println("")
-		e.println("Goals (candidate)")
-		t := newTable([]string{"GOAL", "EXPECTED", "ACTUAL", "RESULT"}, 2)
-		for _, g := range r.Goals {
-			res := passFail(g.Passed)
-			if g.Reason != "" {
-				res += "  " + g.Reason
-			}
-			t.add(g.Goal, g.Expected, actual(g), res)
-		}
-		t.write(e, "  ")
-	}
+	writeGoalsText(e, "Goals (candidate)", r.Goals)
 	if len(c.Notes) > 0 {
 		e.println("")
 		for _, n := range c.Notes {
@@ -158,4 +134,22 @@ func trimEmoji(s string) string {
 		}
 	}
 	return s
+}
+
+// writeGoalsText writes the goals, if any, as a table under title.
+func writeGoalsText(e *errWriter, title string, goals []analyzer.GoalResult) {
+	if len(goals) == 0 {
+		return
+	}
+	e.println("")
+	e.println(title)
+	t := newTable([]string{"GOAL", "EXPECTED", "ACTUAL", "RESULT"}, 2)
+	for _, g := range goals {
+		res := passFail(g.Passed)
+		if g.Reason != "" {
+			res += "  " + g.Reason
+		}
+		t.add(g.Goal, g.Expected, actual(g), res)
+	}
+	t.write(e, "  ")
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/replaykit/replay/internal/pgtest"
+	"github.com/replaykit/replay/internal/syncbuf"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -29,31 +30,14 @@ type testProxy struct {
 
 	mu    sync.Mutex
 	stmts []*snapshots.Statement
-	logs  *logBuffer
-}
-
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	logs  *syncbuf.Buffer
 }
 
 // startProxy starts a proxy to upstream that keeps every statement; setup,
 // if any, adjusts the proxy before it serves.
 func startProxy(t testing.TB, upstream string, setup ...func(*Proxy)) *testProxy {
 	t.Helper()
-	tp := &testProxy{logs: &logBuffer{}}
+	tp := &testProxy{logs: &syncbuf.Buffer{}}
 	p, err := New(Config{
 		Upstream: upstream,
 		OnStatement: func(s *snapshots.Statement) {

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -34,7 +33,9 @@ func compareResetFunc(command, logPath string) func(ctx context.Context, side, p
 		var tail strings.Builder
 		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
 		cmd.Env = append(os.Environ(), "REPLAY_SIDE="+side, "REPLAY_PHASE="+phase)
-		out := io.MultiWriter(log, &lockedWriter{w: &tail})
+		// One writer for both: exec.Cmd then never calls it from two
+		// goroutines at once.
+		out := io.MultiWriter(log, &tail)
 		cmd.Stdout, cmd.Stderr = out, out
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -51,18 +52,6 @@ func compareResetFunc(command, logPath string) func(ctx context.Context, side, p
 		}
 		return nil
 	}
-}
-
-// lockedWriter serialises writes from a command's stdout and stderr.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // lastLine returns the last non-empty line of out, or "(no output)".

@@ -22,6 +22,7 @@ import (
 	"github.com/replaykit/replay/examples/orders/catalog"
 	"github.com/replaykit/replay/internal/ca"
 	"github.com/replaykit/replay/internal/pgtest"
+	"github.com/replaykit/replay/internal/syncbuf"
 	"github.com/replaykit/replay/recorder"
 	"github.com/replaykit/replay/replayer"
 )
@@ -203,7 +204,8 @@ func demoRecord(ctx context.Context, opts *demoOptions, authority *ca.CA, pg *pg
 	rctx, stopRecording := context.WithCancel(ctx)
 	defer stopRecording()
 	ready := make(chan *recording, 1)
-	var summary, notices strings.Builder
+	var summary strings.Builder
+	var notices syncbuf.Buffer // the recorder's goroutines write it
 	ropts := &recordOptions{
 		out:         snap,
 		inbound:     []string{"127.0.0.1:0=http://127.0.0.1:" + strconv.Itoa(port)},
@@ -215,7 +217,7 @@ func demoRecord(ctx context.Context, opts *demoOptions, authority *ca.CA, pg *pg
 		upstreamCA:  authority.CertPath(),
 		stopTimeout: 10 * time.Second,
 		stdout:      &summary,
-		stderr:      &lockedWriter{w: &notices},
+		stderr:      &notices,
 		onReady:     func(r *recording) { ready <- r },
 	}
 	done := make(chan error, 1)

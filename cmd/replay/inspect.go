@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
+	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -84,65 +83,34 @@ func writeInventory(w io.Writer, inv *snapshots.Inventory) error {
 	fmt.Fprintf(w, "captured: inbound %d of %d seen, outbound %d of %d seen, %d statements\n",
 		c.InboundRecorded, c.InboundSeen, c.OutboundRecorded, c.OutboundSeen, c.Statements)
 	if len(inv.Endpoints) > 0 {
-		t := alignedTable{right: []bool{false, false, false, true, true, true, true, true, true, true, true, true}}
-		t.add("DIRECTION", "SERVICE", "ENDPOINT", "COUNT", "2XX", "3XX", "4XX", "5XX", "FAILED", "AVG MS", "P95 MS", "SQL/REQ")
+		t := report.NewTable([]string{"DIRECTION", "SERVICE", "ENDPOINT", "COUNT", "2XX", "3XX", "4XX", "5XX", "FAILED", "AVG MS", "P95 MS", "SQL/REQ"},
+			3, 4, 5, 6, 7, 8, 9, 10, 11)
 		for _, e := range inv.Endpoints {
 			sql := "-" // statements belong to inbound requests
 			if e.Direction == snapshots.Inbound {
 				sql = fmtFigure(e.SQLPerRequest)
 			}
 			st := e.Status
-			t.add(string(e.Direction), e.Service, e.Endpoint, fmtCount(e.Count),
+			t.Add(string(e.Direction), e.Service, e.Endpoint, fmtCount(e.Count),
 				fmtCount(st.Success+st.Informational), fmtCount(st.Redirect), fmtCount(st.ClientError),
 				fmtCount(st.ServerError), fmtCount(st.Failed), fmtFigure(e.AvgMS), fmtFigure(e.P95MS), sql)
 		}
 		fmt.Fprintln(w)
-		t.write(w)
+		if err := t.Write(w); err != nil {
+			return err
+		}
 	}
 	if len(inv.Fingerprints) > 0 {
-		t := alignedTable{right: []bool{true, true, false}}
-		t.add("COUNT", "TOTAL MS", "STATEMENT")
+		t := report.NewTable([]string{"COUNT", "TOTAL MS", "STATEMENT"}, 0, 1)
 		for _, f := range inv.Fingerprints {
-			t.add(fmtCount(f.Count), fmtFigure(f.TotalMS), f.Fingerprint)
+			t.Add(fmtCount(f.Count), fmtFigure(f.TotalMS), f.Fingerprint)
 		}
 		fmt.Fprintln(w)
-		t.write(w)
+		if err := t.Write(w); err != nil {
+			return err
+		}
 	}
 	return nil
-}
-
-// alignedTable aligns columns: text to the left, figures to the right.
-type alignedTable struct {
-	right []bool // per column
-	rows  [][]string
-}
-
-func (t *alignedTable) add(cells ...string) { t.rows = append(t.rows, cells) }
-
-func (t *alignedTable) write(w io.Writer) {
-	widths := make([]int, len(t.right))
-	for _, r := range t.rows {
-		for i, c := range r {
-			widths[i] = max(widths[i], utf8.RuneCountInString(c))
-		}
-	}
-	for _, r := range t.rows {
-		var b strings.Builder
-		for i, c := range r {
-			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
-			if i > 0 {
-				b.WriteString("  ")
-			}
-			if t.right[i] {
-				b.WriteString(pad + c)
-			} else if i < len(r)-1 {
-				b.WriteString(c + pad)
-			} else {
-				b.WriteString(c)
-			}
-		}
-		fmt.Fprintln(w, b.String())
-	}
 }
 
 func fmtCount(n int64) string { return strconv.FormatInt(n, 10) }

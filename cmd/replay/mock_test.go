@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/replaykit/replay/internal/ca"
+	"github.com/replaykit/replay/internal/syncbuf"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -135,7 +136,7 @@ func TestMockInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	opts := &mockOptions{
 		snapshot: mockSnapshot(t), listen: "127.0.0.1:0", caDir: caDir,
 		serve:  []string{"127.0.0.1:0=api.test:443"},
@@ -213,7 +214,7 @@ func TestMockCommand(t *testing.T) {
 	bin := buildReplay(t)
 	caDir := t.TempDir()
 	cmd := exec.Command(bin, "mock", "--snapshot", mockSnapshot(t), "--listen", "127.0.0.1:0", "--ca-dir", caDir)
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = io.MultiWriter(&stdout, pw), &stderr
 	if err := cmd.Start(); err != nil {

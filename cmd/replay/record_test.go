@@ -28,26 +28,9 @@ import (
 
 	"github.com/replaykit/replay/internal/ca"
 	"github.com/replaykit/replay/internal/pgtest"
+	"github.com/replaykit/replay/internal/syncbuf"
 	"github.com/replaykit/replay/snapshots"
 )
-
-// syncBuffer is a bytes.Buffer safe for concurrent writes and reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestRecordUsageErrors(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "x.snap")
@@ -140,7 +123,7 @@ func TestRecordCannotRun(t *testing.T) {
 // returns the recording once it listens.
 func recordInProcess(t *testing.T, opts *recordOptions) (rec *recording, stop func() (stdout string, err error)) {
 	t.Helper()
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	opts.stdout, opts.stderr = &stdout, &stderr
 	if opts.bodyLimit == 0 {
 		opts.bodyLimit = 1 << 20
@@ -437,8 +420,8 @@ func buildReplay(t *testing.T) string {
 // recordProcess is `replay record` running as a child process.
 type recordProcess struct {
 	cmd    *exec.Cmd
-	stdout syncBuffer
-	stderr syncBuffer
+	stdout syncbuf.Buffer
+	stderr syncbuf.Buffer
 	addr   string // the first inbound listen address
 	exited chan struct{}
 	err    error // of Wait, once exited is closed

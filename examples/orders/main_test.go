@@ -24,6 +24,7 @@ import (
 	"github.com/replaykit/replay/examples/orders/app"
 	"github.com/replaykit/replay/examples/orders/catalog"
 	"github.com/replaykit/replay/internal/pgtest"
+	"github.com/replaykit/replay/internal/syncbuf"
 )
 
 var build struct {
@@ -90,24 +91,6 @@ func freePort(t *testing.T) string {
 	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
-// syncBuffer is a bytes.Buffer safe for the writer goroutine of exec.Cmd.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestProgram runs the built program as a user would: real environment,
 // catalog reached by hostname through HTTPS_PROXY and trusted through
 // SSL_CERT_FILE; then SIGTERM, and it exits 0.
@@ -124,7 +107,7 @@ func TestProgram(t *testing.T) {
 	proxy := testnet.NewProxy(t, cat.Addr())
 
 	port := freePort(t)
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	cmd := exec.Command(bin)
 	cmd.Env = environ(
 		"DATABASE_URL="+pgtest.Database(t),

@@ -8,13 +8,13 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/replaykit/replay/examples/internal/testnet"
 	"github.com/replaykit/replay/examples/orders/app"
 	"github.com/replaykit/replay/internal/pgtest"
+	"github.com/replaykit/replay/internal/syncbuf"
 )
 
 func TestParseEnv(t *testing.T) {
@@ -58,24 +58,6 @@ func TestParseEnv(t *testing.T) {
 			}
 		})
 	}
-}
-
-// lockedBuffer collects log output written from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func freePort(t *testing.T) string {
@@ -123,7 +105,7 @@ func TestServe(t *testing.T) {
 		"HTTPS_PROXY":   proxy.URL,
 		"SSL_CERT_FILE": up.cert.WritePEM(t),
 	}
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
