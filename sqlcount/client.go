@@ -88,19 +88,29 @@ func cstring(b []byte) (s, rest []byte, ok bool) {
 	return b[:i], b[i+1:], true
 }
 
-func (c *clientSide) query(body []byte, n int) error {
-	text := body
-	if len(body) == n {
-		t, _, ok := cstring(body)
-		if !ok {
-			return malformedf("Query: text not terminated")
+// sqlText returns the SQL text at the start of b, at most maxSQL bytes of
+// it. When b holds the whole message its text must be terminated (ok is
+// false otherwise); when b holds only the start of a longer message, the
+// text runs to its terminator or to the end of b.
+func sqlText(b []byte, whole bool) (text []byte, ok bool) {
+	text = b
+	if whole {
+		if text, _, ok = cstring(b); !ok {
+			return nil, false
 		}
-		text = t
-	} else if i := bytes.IndexByte(body, 0); i >= 0 {
-		text = body[:i]
+	} else if i := bytes.IndexByte(b, 0); i >= 0 {
+		text = b[:i]
 	}
 	if len(text) > maxSQL {
 		text = text[:maxSQL]
+	}
+	return text, true
+}
+
+func (c *clientSide) query(body []byte, n int) error {
+	text, ok := sqlText(body, len(body) == n)
+	if !ok {
+		return malformedf("Query: text not terminated")
 	}
 	p := pend{kind: 'Q', sent: c.now, win: c.s.p.tracker.cur.Load()}
 	c.sc.scan(text, true)
@@ -158,18 +168,9 @@ func (c *clientSide) parse(body []byte, n int) error {
 	if !ok {
 		return malformedf("Parse: statement name not terminated")
 	}
-	text := rest
-	if len(body) == n {
-		t, _, ok := cstring(rest)
-		if !ok {
-			return malformedf("Parse: query not terminated")
-		}
-		text = t
-	} else if i := bytes.IndexByte(rest, 0); i >= 0 {
-		text = rest[:i]
-	}
-	if len(text) > maxSQL {
-		text = text[:maxSQL]
+	text, ok := sqlText(rest, len(body) == n)
+	if !ok {
+		return malformedf("Parse: query not terminated")
 	}
 	ref, ok := c.texts[string(text)]
 	if !ok {

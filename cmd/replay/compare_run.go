@@ -188,7 +188,7 @@ func (cs *compareSession) measure(ctx context.Context) (replayer.CompareStats, e
 		if e.sql != nil {
 			info.Statements = e.sql.Stats().Statements
 		}
-		compareStallSettings(info.Settings, stats[i])
+		stallSettings(info.Settings, stats[i])
 		w := cs.writers[i]
 		cs.writers[i] = nil
 		if err := w.Close(*info); err != nil {
@@ -280,17 +280,5 @@ func compareOutDir(dir string) (string, error) {
 		if !errors.Is(err, os.ErrExist) || i >= 100 {
 			return "", fmt.Errorf("compare: output directory: %w", err)
 		}
-	}
-}
-
-// compareStallSettings records in a run file how far a side fell behind the
-// open model.
-func compareStallSettings(s map[string]string, st replayer.Stats) {
-	if st.Late > 0 {
-		s["late_requests"] = strconv.FormatInt(st.Late, 10)
-		s["max_late"] = st.MaxLate.Round(time.Millisecond).String()
-	}
-	if st.NotSent > 0 {
-		s["not_sent"] = strconv.FormatInt(st.NotSent, 10)
 	}
 }

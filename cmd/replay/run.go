@@ -474,7 +474,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if env.sql != nil {
 		info.Statements = env.sql.Stats().Statements
 	}
-	runStallSettings(su.settings, st)
+	stallSettings(su.settings, st)
 	info.Settings = su.settings
 	if err := rw.Close(info); err != nil {
 		return fmt.Errorf("run: %w", err)
@@ -510,9 +510,9 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	return nil
 }
 
-// runStallSettings records in the run file how far a target fell behind the
-// open model.
-func runStallSettings(s map[string]string, st replayer.Stats) {
+// stallSettings records in a run file's settings how far its target fell
+// behind the open model (replay run and each side of replay compare).
+func stallSettings(s map[string]string, st replayer.Stats) {
 	if st.Late > 0 {
 		s["late_requests"] = strconv.FormatInt(st.Late, 10)
 		s["max_late"] = st.MaxLate.Round(time.Millisecond).String()
