@@ -88,8 +88,11 @@
 // With OnMiss "passthrough" the real upstream answers instead (the miss is
 // still counted).
 //
-// Limits: intercepted HTTPS speaks HTTP/1.1 only (clients fall back to it);
-// a request whose recorded body was cut at the recorder's body limit cannot
+// Intercepted HTTPS speaks HTTP/1.1, and HTTP/2 too (ALPN "h2") when a
+// mocked service was recorded over HTTP/2 or Config.HTTP2 is set. Trailers
+// are not recorded, so gRPC calls (status in trailers) cannot be mocked.
+//
+// Limits: a request whose recorded body was cut at the recorder's body limit cannot
 // match (its body is compared whole); WebSocket upgrades are not mocked.
 // The package records nothing (see recorder) and does not mock databases:
 // SQL goes to a real PostgreSQL (see sqlcount).

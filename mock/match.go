@@ -210,6 +210,16 @@ func (m *matcher) services() []string {
 	return out
 }
 
+// http2 reports whether service was called over HTTP/2 in the recording.
+func (m *matcher) http2(service string) bool {
+	for _, en := range m.byService[service] {
+		if en.ex.Proto == "HTTP/2.0" {
+			return true
+		}
+	}
+	return false
+}
+
 // scheme returns the scheme service was recorded with ("https" wins).
 func (m *matcher) scheme(service string) string {
 	scheme := "http"

@@ -49,6 +49,7 @@ func (s *Server) newProxy() *goproxy.ProxyHttpServer {
 	p.Tr = s.transport
 	p.ConnectDial = nil // dial through Tr.DialContext, not a proxy from the environment
 	p.KeepAcceptEncoding = true
+	p.AllowHTTP2 = s.cfg.HTTP2
 	p.OnRequest().HandleConnectFunc(s.connect)
 	p.OnRequest().DoFunc(s.intercepted)
 	return p

@@ -37,8 +37,19 @@ type call struct {
 // TestRecordThenMock records an app's calls to real upstreams (HTTPS and
 // plain HTTP) through the outbound recorder into a snapshot file, shuts the
 // upstreams down, then makes the same calls through the mock: the answers
-// are identical (status, headers, body bytes).
+// are identical (status, headers, body bytes). With HTTP/2 the app speaks h2
+// to the recorder and, since the recording says so, to the mock as well.
 func TestRecordThenMock(t *testing.T) {
+	for _, h2 := range []bool{false, true} {
+		t.Run(fmt.Sprintf("HTTP2=%v", h2), func(t *testing.T) { recordThenMock(t, h2) })
+	}
+}
+
+func recordThenMock(t *testing.T, h2 bool) {
+	wantProto := 1
+	if h2 {
+		wantProto = 2
+	}
 	dir := t.TempDir()
 	proxyCA := testCA(t)
 	upstreamCA, err := ca.LoadOrCreate(filepath.Join(dir, "upstream-ca"))
@@ -83,6 +94,7 @@ func TestRecordThenMock(t *testing.T) {
 	}
 	tlsUp := httptest.NewUnstartedServer(mux)
 	tlsUp.TLS = &tls.Config{Certificates: []tls.Certificate{*leaf}}
+	tlsUp.EnableHTTP2 = h2
 	tlsUp.StartTLS()
 	plainUp := httptest.NewServer(mux)
 	resolve := map[string]string{"api.test:443": tlsUp.Listener.Addr().String(), "plain.test:80": plainUp.Listener.Addr().String()}
@@ -109,17 +121,21 @@ func TestRecordThenMock(t *testing.T) {
 	}
 	out, err := recorder.NewOutbound(recorder.OutboundConfig{
 		Sink: w, CA: proxyCA, Resolve: resolve, BodyLimit: 8 << 20,
-		UpstreamTLS: &tls.Config{RootCAs: upstreamCA.Pool()},
+		UpstreamTLS: &tls.Config{RootCAs: upstreamCA.Pool()}, HTTP2: h2,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	recSrv := httptest.NewServer(out)
 	recClient := proxyClient(t, recSrv.URL, proxyCA.Pool())
+	recClient.Transport.(*http.Transport).ForceAttemptHTTP2 = h2
 	live := make([]liveAnswer, len(calls))
 	for i, c := range calls {
 		resp, body := do(t, recClient, c.method, c.url, bodyOf(c), c.header...)
 		live[i] = liveAnswer{resp.StatusCode, resp.Header, body}
+		if strings.HasPrefix(c.url, "https:") && resp.ProtoMajor != wantProto {
+			t.Errorf("recording %s %s: the app spoke %s", c.method, c.url, resp.Proto)
+		}
 	}
 	recClient.Transport.(*http.Transport).CloseIdleConnections()
 	recSrv.Close()
@@ -158,9 +174,13 @@ func TestRecordThenMock(t *testing.T) {
 	}
 	s := newServer(t, Config{Exchanges: exs, CA: proxyCA, Resolve: resolve})
 	mockClient := proxyClient(t, startMock(t, s), proxyCA.Pool())
+	mockClient.Transport.(*http.Transport).ForceAttemptHTTP2 = true // offers h2 either way
 	calls[6].body = "{ \"a\": [ true, null ],\n  \"b\": 1 }"
 	for i, c := range calls {
 		resp, body := do(t, mockClient, c.method, c.url, bodyOf(c), c.header...)
+		if strings.HasPrefix(c.url, "https:") && resp.ProtoMajor != wantProto {
+			t.Errorf("mock %s %s: answered in %s, want HTTP/%d as recorded", c.method, c.url, resp.Proto, wantProto)
+		}
 		want := live[i]
 		if resp.StatusCode != want.status || !bytes.Equal(body, want.body) {
 			t.Errorf("%s %s: mock %d, %d bytes; live %d, %d bytes (identical bytes wanted)", c.method, c.url, resp.StatusCode, len(body), want.status, len(want.body))

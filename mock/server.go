@@ -75,6 +75,12 @@ type Config struct {
 	// CA intercepts HTTPS CONNECT tunnels to mocked services; required when
 	// a mocked service was recorded over HTTPS.
 	CA CA
+	// HTTP2 offers HTTP/2 (ALPN "h2") inside intercepted HTTPS tunnels, as
+	// recorder.OutboundConfig.HTTP2 does when recording. New turns it on by
+	// itself when a mocked service was recorded over HTTP/2, so that an app
+	// that speaks only HTTP/2 to it (gRPC-style clients) is answered; apps
+	// that offer both may then pick either.
+	HTTP2 bool
 	// UpstreamTLS configures TLS to real upstreams (passthrough); nil uses
 	// the system roots.
 	UpstreamTLS *tls.Config
@@ -189,6 +195,9 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("mock: service %s was recorded over HTTPS: a CA is needed to intercept it", n)
 		}
 		s.mocked[n] = true
+		if m.http2(n) {
+			s.cfg.HTTP2 = true
+		}
 	}
 	s.transport = s.newTransport()
 	s.proxy = s.newProxy()

@@ -220,6 +220,50 @@ func TestPassthrough(t *testing.T) {
 	}
 }
 
+// TestHTTP2MissAndPassthrough: over HTTP/2 (a recording made in h2) a miss
+// is the same 502 with the marker and the closest request, and with
+// passthrough the real upstream answers.
+func TestHTTP2MissAndPassthrough(t *testing.T) {
+	c := testCA(t)
+	up := upstream(t)
+	upTLS := up.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+	upTLS.ServerName = "example.com"
+	svc := "api.test:" + port(t, up.URL)
+	hit := rec(1, "GET", "https://"+svc+"/a?x=1", "", "mocked")
+	hit.Proto = "HTTP/2.0"
+	for _, onMiss := range []string{OnMissError, OnMissPassthrough} {
+		t.Run(onMiss, func(t *testing.T) {
+			s := newServer(t, Config{CA: c, OnMiss: onMiss, UpstreamTLS: upTLS,
+				Resolve: resolveTo(strings.TrimPrefix(up.URL, "https://"), svc), Exchanges: []*snapshots.Exchange{hit}})
+			client := proxyClient(t, startMock(t, s), c.Pool())
+			client.Transport.(*http.Transport).ForceAttemptHTTP2 = true
+			resp, body := do(t, client, "GET", "https://"+svc+"/a?x=1", nil)
+			if resp.ProtoMajor != 2 || string(body) != "mocked" {
+				t.Errorf("hit: %s %q, want HTTP/2 and the recorded body", resp.Proto, body)
+			}
+			resp, body = do(t, client, "GET", "https://"+svc+"/a?x=2", nil)
+			if resp.ProtoMajor != 2 {
+				t.Errorf("miss answered in %s", resp.Proto)
+			}
+			switch onMiss {
+			case OnMissError:
+				var got missBody
+				if resp.StatusCode != http.StatusBadGateway || resp.Header.Get(MarkerHeader) != "miss" ||
+					json.Unmarshal(body, &got) != nil || got.Closest != "GET https://"+svc+"/a?x=1" {
+					t.Errorf("miss: %d, %s=%q, body %q", resp.StatusCode, MarkerHeader, resp.Header.Get(MarkerHeader), body)
+				}
+			case OnMissPassthrough:
+				if want := "real GET /a?x=2 host=" + svc; string(body) != want || resp.Header.Get("X-Real") != "yes" {
+					t.Errorf("passed through: %d %q, want %q", resp.StatusCode, body, want)
+				}
+			}
+			if s.Misses() != 1 {
+				t.Errorf("%d misses, want 1", s.Misses())
+			}
+		})
+	}
+}
+
 func TestOnlyChosenServicesMocked(t *testing.T) {
 	plainUp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "real %s", r.Host)
