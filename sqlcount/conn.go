@@ -2,8 +2,10 @@ package sqlcount
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -40,7 +42,16 @@ func (p *Proxy) handle(ctx context.Context, client net.Conn, loops *loops) {
 	defer client.Close()
 
 	client.SetDeadline(time.Now().Add(startupTimeout))
-	startup, cancel, err := readStartup(client)
+	startup, cancel, upgrade, err := readStartup(client, p.clientTLS != nil)
+	if err == nil && upgrade {
+		tc := tls.Server(client, p.clientTLS)
+		if err = tc.Handshake(); err != nil {
+			log.Info("sqlcount: TLS handshake with client failed", "err", err)
+			return
+		}
+		client = tc
+		startup, cancel, _, err = readStartup(client, false)
+	}
 	if err != nil {
 		if isMalformed(err) {
 			log.Warn("sqlcount: closing client connection: malformed startup", "reason", err.Error())
@@ -67,6 +78,17 @@ func (p *Proxy) handle(ctx context.Context, client net.Conn, loops *loops) {
 	stopServer := context.AfterFunc(ctx, func() { server.Close() })
 	defer stopServer()
 	defer server.Close()
+	if p.upstreamTLS != nil {
+		tc, err := p.upstreamHandshake(server)
+		if err != nil {
+			log.Warn("sqlcount: upstream TLS", "upstream", p.upstream, "err", err)
+			msg, _ := (&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "08006",
+				Message: "sqlcount: upstream server " + p.upstream + ": " + err.Error()}).Encode(nil)
+			client.Write(msg)
+			return
+		}
+		server = tc
+	}
 	if _, err := server.Write(startup); err != nil {
 		log.Debug("sqlcount: upstream write", "err", err)
 		return
@@ -75,8 +97,12 @@ func (p *Proxy) handle(ctx context.Context, client net.Conn, loops *loops) {
 	s := newSession(p, id)
 	var cerr, serr error
 	relayed := false
-	if l := loops.get(); l != nil {
-		cerr, serr, relayed = p.relayLoop(ctx, l, client, server, s)
+	// An event loop relays sockets; a TLS side needs its conn's own reads
+	// and writes, so such connections take the goroutine relay.
+	if !isTLS(client) && !isTLS(server) {
+		if l := loops.get(); l != nil {
+			cerr, serr, relayed = p.relayLoop(ctx, l, client, server, s)
+		}
 	}
 	if !relayed {
 		cerr, serr = p.relayGoroutines(client, server, s)
@@ -143,44 +169,52 @@ func isDisconnect(err error) bool {
 		errors.Is(err, os.ErrDeadlineExceeded)
 }
 
-// readStartup reads the client's first message, answering SSLRequest and
-// GSSENCRequest with 'N' (no encryption) until the real one comes. It
-// returns the raw StartupMessage or CancelRequest, and whether it is the
-// latter.
-func readStartup(rw io.ReadWriter) (msg []byte, cancel bool, err error) {
+// readStartup reads the client's first message, answering GSSENCRequest
+// with 'N', and SSLRequest with 'N' too unless offerTLS: then it answers
+// 'S' and returns upgrade, and the caller does the TLS handshake and reads
+// the startup again. It returns the raw StartupMessage or CancelRequest, and
+// whether it is the latter. It reads no byte past the message it returns, so
+// nothing sent in the clear before a handshake is taken as sent inside it.
+func readStartup(rw io.ReadWriter, offerTLS bool) (msg []byte, cancel, upgrade bool, err error) {
 	var hdr [4]byte
 	for range 4 {
 		if _, err := io.ReadFull(rw, hdr[:]); err != nil {
-			return nil, false, err
+			return nil, false, false, err
 		}
 		length := int(int32(binary.BigEndian.Uint32(hdr[:])))
 		if length < 8 || length > maxStartupLen {
-			return nil, false, malformedf("startup packet: bad length %d", length)
+			return nil, false, false, malformedf("startup packet: bad length %d", length)
 		}
 		msg := make([]byte, length)
 		copy(msg, hdr[:])
 		if _, err := io.ReadFull(rw, msg[4:]); err != nil {
-			return nil, false, err
+			return nil, false, false, err
 		}
 		code := binary.BigEndian.Uint32(msg[4:8])
 		switch code {
 		case sslRequestCode, gssEncRequestCode:
 			if length != 8 {
-				return nil, false, malformedf("startup packet: encryption request of length %d", length)
+				return nil, false, false, malformedf("startup packet: encryption request of length %d", length)
+			}
+			if code == sslRequestCode && offerTLS {
+				if _, err := rw.Write([]byte{'S'}); err != nil {
+					return nil, false, false, err
+				}
+				return nil, false, true, nil
 			}
 			if _, err := rw.Write([]byte{'N'}); err != nil {
-				return nil, false, err
+				return nil, false, false, err
 			}
 			continue
 		case cancelRequestCode:
 			var cr pgproto3.CancelRequest
 			if err := cr.Decode(msg[4:]); err != nil {
-				return nil, false, malformedf("CancelRequest: %s", err)
+				return nil, false, false, malformedf("CancelRequest: %s", err)
 			}
-			return msg, true, nil
+			return msg, true, false, nil
 		}
 		if code>>16 != 3 {
-			return nil, false, malformedf("startup packet: unknown request code or protocol version %d.%d", code>>16, code&0xffff)
+			return nil, false, false, malformedf("startup packet: unknown request code or protocol version %d.%d", code>>16, code&0xffff)
 		}
 		// Validate with pgproto3, which knows only some 3.x minor versions;
 		// the server negotiates the minor version itself.
@@ -188,11 +222,49 @@ func readStartup(rw io.ReadWriter) (msg []byte, cancel bool, err error) {
 		binary.BigEndian.PutUint32(body, pgproto3.ProtocolVersion30)
 		var sm pgproto3.StartupMessage
 		if err := sm.Decode(body); err != nil {
-			return nil, false, malformedf("startup packet: %s", err)
+			return nil, false, false, malformedf("startup packet: %s", err)
 		}
-		return msg, false, nil
+		return msg, false, false, nil
 	}
-	return nil, false, malformedf("startup packet: too many encryption requests")
+	return nil, false, false, malformedf("startup packet: too many encryption requests")
+}
+
+// upstreamHandshake asks the server for TLS on server and returns the
+// encrypted connection; a server that declines is an error.
+func (p *Proxy) upstreamHandshake(server net.Conn) (net.Conn, error) {
+	server.SetDeadline(time.Now().Add(p.dialTimeout))
+	defer server.SetDeadline(time.Time{})
+	var req [8]byte
+	binary.BigEndian.PutUint32(req[0:], 8)
+	binary.BigEndian.PutUint32(req[4:], sslRequestCode)
+	if _, err := server.Write(req[:]); err != nil {
+		return nil, err
+	}
+	var answer [1]byte
+	if _, err := io.ReadFull(server, answer[:]); err != nil {
+		return nil, err
+	}
+	switch answer[0] {
+	case 'S':
+	case 'N':
+		return nil, errors.New("the server does not accept TLS (it answered the SSLRequest with N)")
+	default:
+		return nil, fmt.Errorf("unexpected answer %q to the SSLRequest", answer[0])
+	}
+	cfg := p.upstreamTLS.Clone()
+	if cfg.ServerName == "" {
+		cfg.ServerName, _, _ = net.SplitHostPort(p.upstream)
+	}
+	tc := tls.Client(server, cfg)
+	if err := tc.Handshake(); err != nil {
+		return nil, fmt.Errorf("TLS handshake: %w", err)
+	}
+	return tc, nil
+}
+
+func isTLS(c net.Conn) bool {
+	_, ok := c.(*tls.Conn)
+	return ok
 }
 
 // forwardCancel sends a CancelRequest to the server on a new connection and

@@ -12,8 +12,12 @@
 //
 // # The wire
 //
-// The proxy answers SSLRequest and GSSENCRequest with 'N' (no encryption),
-// forwards the StartupMessage, and from then on relays both directions
+// The proxy answers GSSENCRequest with 'N', and SSLRequest with 'N' too
+// unless Config.ClientTLS is set: then with 'S' and a TLS handshake, for apps
+// that insist on sslmode=require or verify-full. With Config.UpstreamTLS it
+// asks the server for TLS on every connection and fails the client's when
+// the server declines. It forwards the StartupMessage, and from then on
+// relays both directions
 // without changing a byte: each read is decoded (message framing, and the
 // few messages that matter) and then written on whole. Authentication (trust,
 // md5, SCRAM-SHA-256, …) passes through untouched; a CancelRequest is
@@ -50,8 +54,8 @@
 //
 // # What it does not do
 //
-// It does not terminate TLS (clients must accept a plain connection), keep
-// statement text across connections, see statements prepared before the
+// It does not relay TLS connections through its event loops (they take a
+// goroutine per direction, as on other systems), keep statement text across connections, see statements prepared before the
 // client connected through it (an Execute of such a statement counts under
 // "(unknown prepared statement NAME)"), or map a Sync that follows a COPY
 // FROM STDIN in the same extended-protocol pipeline (the server ignores

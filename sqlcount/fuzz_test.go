@@ -71,10 +71,10 @@ func FuzzClientStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data, sizes []byte) {
 		s, seen := fuzzSession()
 		r := bytes.NewReader(data)
-		if _, cancel, err := readStartup(struct {
+		if _, cancel, _, err := readStartup(struct {
 			io.Reader
 			io.Writer
-		}{r, io.Discard}); err != nil || cancel {
+		}{r, io.Discard}, false); err != nil || cancel {
 			return
 		}
 		rest, _ := io.ReadAll(r)

@@ -3,6 +3,7 @@ package sqlcount
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,6 +32,16 @@ type Config struct {
 	Logger *slog.Logger
 	// DialTimeout bounds connecting to Upstream; zero means 10s.
 	DialTimeout time.Duration
+	// ClientTLS, when set, is offered to clients: an SSLRequest is answered
+	// 'S' and the connection continues in TLS (for apps that insist on
+	// sslmode=require or verify-full). Nil answers 'N': clients that prefer
+	// TLS go on without it.
+	ClientTLS *tls.Config
+	// UpstreamTLS, when set, is required of the server: every connection to
+	// it begins with an SSLRequest, and a server that declines fails the
+	// client's connection with the reason. Nil talks to the server in the
+	// clear.
+	UpstreamTLS *tls.Config
 }
 
 // Proxy is a PostgreSQL wire-protocol proxy that counts, times,
@@ -41,6 +52,8 @@ type Proxy struct {
 	onStatement func(*snapshots.Statement)
 	log         *slog.Logger
 	dialTimeout time.Duration
+	clientTLS   *tls.Config
+	upstreamTLS *tls.Config
 
 	fps        *fingerprints
 	tracker    *tracker
@@ -91,6 +104,8 @@ func newProxy(cfg Config) *Proxy {
 		onStatement: cfg.OnStatement,
 		log:         cfg.Logger,
 		dialTimeout: cfg.DialTimeout,
+		clientTLS:   cfg.ClientTLS,
+		upstreamTLS: cfg.UpstreamTLS,
 		fps:         newFingerprints(),
 		tracker:     newTracker(),
 	}

@@ -55,6 +55,7 @@ type compareOptions struct {
 	onMiss       string
 	caDir        string
 	postgres     string
+	pgTLS        pgTLSOptions
 	sqlTraced    bool
 	timeout      time.Duration
 	maxInFlight  int
@@ -160,6 +161,7 @@ func newCmdCompare(s streams) *cobra.Command {
 	f.StringVar(&opts.onMiss, "on-miss", opts.onMiss, "`WHAT` happens to a request a mock cannot answer: error (it fails) or passthrough (the real upstream answers)")
 	f.StringVar(&opts.caDir, "ca-dir", "", "`DIR` of replay's CA for mocking HTTPS (default $XDG_CONFIG_HOME/replay/ca or ~/.config/replay/ca)")
 	f.StringVar(&opts.postgres, "postgres", "", "count SQL per request: `[LISTEN=]HOST:PORT` puts a SQL counter per side in front of PostgreSQL at HOST:PORT")
+	opts.pgTLS.addFlags(f, "postgres-")
 	f.BoolVar(&opts.sqlTraced, "sql-traced", false, "the builds put each request's traceparent in their SQL comments (sqlcommenter): count SQL under load too")
 	f.DurationVar(&opts.timeout, "timeout", opts.timeout, "per-request timeout `D`")
 	f.IntVar(&opts.maxInFlight, "max-inflight", opts.maxInFlight, "at most `N` requests in flight per side (and connections); raised to --vus")

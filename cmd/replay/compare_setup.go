@@ -64,7 +64,7 @@ func (opts *compareOptions) setupOffline() (*compareSetup, error) {
 	}
 	for _, name := range []string{"baseline-url", "baseline-cmd", "candidate-url", "candidate-cmd", "baseline-env", "candidate-env", "env",
 		"baseline-header", "candidate-header", "header", "vus", "rate", "duration", "warmup", "slices", "sequential", "explain", "reset",
-		"endpoint", "mock", "mock-timing", "on-miss", "ca-dir", "postgres", "sql-traced", "timeout", "max-inflight", "start-timeout"} {
+		"endpoint", "mock", "mock-timing", "on-miss", "ca-dir", "postgres", "postgres-tls", "postgres-upstream-tls", "postgres-upstream-tls-ca", "sql-traced", "timeout", "max-inflight", "start-timeout"} {
 		if opts.changedFlag(name) {
 			return nil, usagef("compare RUN_A RUN_B: --%s applies to a live comparison (--snapshot SNAP)", name)
 		}
@@ -209,6 +209,9 @@ func (opts *compareOptions) setup() (*compareSetup, error) {
 			return nil, err
 		}
 	}
+	if err := opts.pgTLS.validate("compare", opts.postgres != ""); err != nil {
+		return nil, err
+	}
 	explain := opts.explain
 	if explain < 0 {
 		explain = 0
@@ -300,6 +303,12 @@ func (opts *compareOptions) settingsMap(su *compareSetup) map[string]string {
 		put("on_miss", opts.onMiss)
 	}
 	put("postgres", su.pgServer)
+	if opts.pgTLS.offer {
+		put("postgres_tls", "offered")
+	}
+	if opts.pgTLS.upstreamOn() {
+		put("postgres_upstream_tls", opts.pgTLS.upstream)
+	}
 	put("reset", opts.reset)
 	return s
 }

@@ -91,12 +91,18 @@ func startCompareSideEnv(ctx context.Context, opts *compareOptions, su *compareS
 		e.wiring.Proxy, e.wiring.CABundle, e.wiring.CACert = e.mockAddr, bundle, authority.CertPath()
 	}
 	if su.pgServer != "" {
-		p, err := sqlcount.New(sqlcount.Config{Upstream: su.pgServer})
+		l, err := net.Listen("tcp", pgListen)
 		if err != nil {
 			return e, fmt.Errorf("compare: %s sqlcount: %w", side.name, err)
 		}
-		l, err := net.Listen("tcp", pgListen)
+		cfg := sqlcount.Config{Upstream: su.pgServer}
+		if err := opts.pgTLS.set(&cfg, opts.caDir, l.Addr().String()); err != nil {
+			l.Close()
+			return e, fmt.Errorf("compare: %s sqlcount: %w", side.name, err)
+		}
+		p, err := sqlcount.New(cfg)
 		if err != nil {
+			l.Close()
 			return e, fmt.Errorf("compare: %s sqlcount: %w", side.name, err)
 		}
 		e.sql, e.sqlAddr = p, l.Addr().String()

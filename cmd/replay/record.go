@@ -36,6 +36,7 @@ type recordOptions struct {
 	outbound      string
 	outboundHTTP2 bool
 	postgres      string
+	pgTLS         pgTLSOptions
 	caDir         string
 	redactHeaders []string
 	bodyLimit     int64
@@ -106,7 +107,8 @@ between the TLS terminator and the app. Capture on the app's interface
 	f.StringVar(&opts.outbound, "outbound", "", "record outbound HTTP(S): a forward proxy on `LISTEN` for the app's HTTP_PROXY/HTTPS_PROXY")
 	f.BoolVar(&opts.outboundHTTP2, "outbound-http2", false, "for --outbound: let apps speak HTTP/2 inside intercepted HTTPS (offered by ALPN; default HTTP/1.1)")
 	f.StringVar(&opts.postgres, "postgres", "", "record SQL statements: `LISTEN=HOST:PORT` is a proxy on LISTEN to PostgreSQL at HOST:PORT")
-	f.StringVar(&opts.caDir, "ca-dir", "", "`DIR` of replay's CA for --outbound (default $XDG_CONFIG_HOME/replay/ca or ~/.config/replay/ca)")
+	f.StringVar(&opts.caDir, "ca-dir", "", "`DIR` of replay's CA for --outbound and --postgres-tls (default $XDG_CONFIG_HOME/replay/ca or ~/.config/replay/ca)")
+	opts.pgTLS.addFlags(f, "postgres-")
 	f.StringArrayVar(&opts.redactHeaders, "redact-header", nil, "also redact the values of header `NAME` (repeatable; Authorization, Cookie, Set-Cookie, Proxy-Authorization always are)")
 	f.Int64Var(&opts.bodyLimit, "body-limit", recorder.DefaultBodyLimit, "record at most `BYTES` of each body (longer ones are marked truncated; 0 records none)")
 	f.StringArrayVar(&opts.endpoints, "endpoint", nil, "endpoint template `RULE` that wins over the computed ones, e.g. 'GET /orders/{id}/status' (repeatable)")
@@ -181,6 +183,9 @@ func (opts *recordOptions) plan() (*recordPlan, error) {
 			return nil, usagef("record: --postgres %q: the server %q is not HOST:PORT", opts.postgres, server)
 		}
 		p.pgListen, p.pgServer = l, server
+	}
+	if err := opts.pgTLS.validate("record", opts.postgres != ""); err != nil {
+		return nil, err
 	}
 	rules, err := snapshots.ParseRules(opts.endpoints)
 	if err != nil {
@@ -383,6 +388,7 @@ type outboundServer struct {
 
 type pgServer struct {
 	server string
+	tls    pgTLSOptions
 	l      net.Listener
 	proxy  *sqlcount.Proxy
 	cancel context.CancelFunc
@@ -428,7 +434,7 @@ func newRecording(p *recordPlan, opts *recordOptions, logger *slog.Logger) (r *r
 		if err != nil {
 			return nil, err
 		}
-		r.pg = &pgServer{server: p.pgServer, l: l}
+		r.pg = &pgServer{server: p.pgServer, l: l, tls: opts.pgTLS}
 	}
 	var upstreamTLS *tls.Config
 	if opts.upstreamCA != "" {
@@ -456,7 +462,11 @@ func newRecording(p *recordPlan, opts *recordOptions, logger *slog.Logger) (r *r
 
 	var tracker recorder.RequestTracker
 	if r.pg != nil {
-		r.pg.proxy, err = sqlcount.New(sqlcount.Config{Upstream: r.pg.server, OnStatement: r.tally.AddStatement, Logger: logger})
+		cfg := sqlcount.Config{Upstream: r.pg.server, OnStatement: r.tally.AddStatement, Logger: logger}
+		if err := opts.pgTLS.set(&cfg, opts.caDir, r.pg.l.Addr().String()); err != nil {
+			return nil, fmt.Errorf("record: --postgres: %w", err)
+		}
+		r.pg.proxy, err = sqlcount.New(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("record: --postgres: %w", err)
 		}
@@ -596,7 +606,7 @@ func (r *recording) printListening(w io.Writer, out string) {
 		fmt.Fprintln(w)
 	}
 	if r.pg != nil {
-		fmt.Fprintf(w, "postgres %s → %s\n", r.pg.l.Addr(), r.pg.server)
+		fmt.Fprintf(w, "postgres %s%s → %s%s\n", r.pg.l.Addr(), r.pg.tls.clientNote(), r.pg.server, r.pg.tls.upstreamNote())
 	}
 	fmt.Fprintf(w, "recording to %s; Ctrl-C to stop\n", out)
 }

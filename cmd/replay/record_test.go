@@ -683,3 +683,78 @@ func TestRecordCommand(t *testing.T) {
 		}
 	})
 }
+
+// TestRecordPostgresTLS: --postgres-tls and --postgres-upstream-tls put TLS
+// on both sides of the SQL counter, for an app that insists on a verified
+// connection and a server that admits only TLS; the statements are recorded
+// and linked to their requests as in the clear.
+func TestRecordPostgresTLS(t *testing.T) {
+	dir := t.TempDir()
+	caDir := filepath.Join(dir, "ca")
+	authority, err := ca.LoadOrCreate(caDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := authority.Leaf("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := pgtest.New(t, pgtest.Config{TLS: leaf, RequireTLS: true})
+
+	var app struct {
+		sync.Mutex
+		pool *pgxpool.Pool
+	}
+	appSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		app.Lock()
+		pool := app.pool
+		app.Unlock()
+		var ssl bool
+		if err := pool.QueryRow(r.Context(), "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").Scan(&ssl); err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		fmt.Fprintf(w, "ssl=%v", ssl)
+	}))
+	defer appSrv.Close()
+
+	rec, stop := recordInProcess(t, &recordOptions{
+		out:      filepath.Join(dir, "tls.snap"),
+		inbound:  []string{"127.0.0.1:0=" + appSrv.URL},
+		postgres: "127.0.0.1:0=" + db.Addr(),
+		caDir:    caDir,
+		pgTLS:    pgTLSOptions{prefix: "postgres-", offer: true, upstream: pgTLSVerifyFull, upstreamCA: authority.CertPath()},
+	})
+	pool, err := pgxpool.New(context.Background(),
+		"postgres://"+db.User+"@"+rec.pg.l.Addr().String()+"/postgres?sslmode=verify-full&sslrootcert="+authority.CertPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	app.Lock()
+	app.pool = pool
+	app.Unlock()
+	front := "http://" + rec.inbound[0].l.Addr().String()
+	for range 3 {
+		res, err := http.Get(front + "/tls")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if string(body) != "ssl=true" {
+			t.Fatalf("app answered %d %q; want the server to see TLS", res.StatusCode, body)
+		}
+	}
+	pool.Close()
+	stdout, err := stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"3 statements, 3 attributed to requests",
+		"postgres " + rec.pg.l.Addr().String() + " (TLS offered) → " + db.Addr() + " over TLS (verify-full)"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+}

@@ -43,6 +43,7 @@ type runOptions struct {
 	onMiss       string
 	caDir        string
 	postgres     string
+	pgTLS        pgTLSOptions
 	sqlTraced    bool
 	explain      int
 	timeout      time.Duration
@@ -125,6 +126,7 @@ Exit codes: 0 all goals met, 99 a goal missed, 1 could not run, 2 bad usage.`,
 	f.StringVar(&opts.onMiss, "on-miss", "error", "a request the mock cannot answer fails (error) or goes to the real upstream (passthrough)")
 	f.StringVar(&opts.caDir, "ca-dir", "", "`DIR` of replay's CA for mocking HTTPS (default $XDG_CONFIG_HOME/replay/ca or ~/.config/replay/ca)")
 	f.StringVar(&opts.postgres, "postgres", "", "count SQL per request: `LISTEN=HOST:PORT` runs the SQL counter on LISTEN in front of PostgreSQL at HOST:PORT")
+	opts.pgTLS.addFlags(f, "postgres-")
 	f.BoolVar(&opts.sqlTraced, "sql-traced", false, "the build puts each request's traceparent in its SQL comments (sqlcommenter): count SQL under load too")
 	f.IntVar(&opts.explain, "explain", -1, "replay `N` requests of every endpoint one at a time first, for exact SQL counts (default 3 with --postgres, else 0)")
 	f.DurationVar(&opts.timeout, "timeout", replayer.DefaultTimeout, "per-request timeout `D`")
@@ -269,6 +271,9 @@ func (opts *runOptions) setup() (*runSetup, error) {
 		}
 		su.pgListen, su.pgServer = listen, server
 	}
+	if err := opts.pgTLS.validate("run", opts.postgres != ""); err != nil {
+		return nil, err
+	}
 	su.explain = opts.explain
 	if su.explain < 0 {
 		su.explain = 0
@@ -351,6 +356,12 @@ func (opts *runOptions) settingsMap(p replayer.LoadPlan) map[string]string {
 		put("on_miss", opts.onMiss)
 	}
 	put("postgres", opts.postgres)
+	if opts.pgTLS.offer {
+		put("postgres_tls", "offered")
+	}
+	if opts.pgTLS.upstreamOn() {
+		put("postgres_upstream_tls", opts.pgTLS.upstream)
+	}
 	return s
 }
 

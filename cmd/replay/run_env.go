@@ -99,12 +99,18 @@ func startRunEnvironment(ctx context.Context, opts *runOptions, su *runSetup, ou
 		env.wiring.CACert = c.CertPath()
 	}
 	if su.pgServer != "" {
-		p, err := sqlcount.New(sqlcount.Config{Upstream: su.pgServer})
+		l, err := net.Listen("tcp", su.pgListen)
 		if err != nil {
 			return nil, fmt.Errorf("run: sqlcount: %w", err)
 		}
-		l, err := net.Listen("tcp", su.pgListen)
+		cfg := sqlcount.Config{Upstream: su.pgServer}
+		if err := opts.pgTLS.set(&cfg, opts.caDir, l.Addr().String()); err != nil {
+			l.Close()
+			return nil, fmt.Errorf("run: sqlcount: %w", err)
+		}
+		p, err := sqlcount.New(cfg)
 		if err != nil {
+			l.Close()
 			return nil, fmt.Errorf("run: sqlcount: %w", err)
 		}
 		env.sql = p

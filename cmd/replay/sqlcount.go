@@ -20,6 +20,8 @@ type sqlcountOptions struct {
 	listen   string
 	upstream string
 	jsonPath string
+	caDir    string
+	tls      pgTLSOptions
 
 	out, errOut io.Writer
 	// onListen, when set, is told the address listened on (tests).
@@ -46,20 +48,29 @@ time), most frequent first, and writes them to FILE as JSON when --json is given
 			if _, _, err := net.SplitHostPort(opts.upstream); err != nil {
 				return usagef("sqlcount: --upstream %q: want HOST:PORT", opts.upstream)
 			}
+			if err := opts.tls.validate("sqlcount", true); err != nil {
+				return err
+			}
 			return sqlcountRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.listen, "listen", "", "address to accept PostgreSQL clients on, e.g. 127.0.0.1:6432")
 	cmd.Flags().StringVar(&opts.upstream, "upstream", "", "host:port of the PostgreSQL server")
 	cmd.Flags().StringVar(&opts.jsonPath, "json", "", "write the totals to `FILE` as JSON on exit")
+	cmd.Flags().StringVar(&opts.caDir, "ca-dir", "", "`DIR` of replay's CA, for --tls (default $XDG_CONFIG_HOME/replay/ca or ~/.config/replay/ca)")
+	opts.tls.addFlags(cmd.Flags(), "")
 	return cmd
 }
 
 func sqlcountRun(ctx context.Context, opts *sqlcountOptions) error {
-	p, err := sqlcount.New(sqlcount.Config{
+	cfg := sqlcount.Config{
 		Upstream: opts.upstream,
 		Logger:   slog.New(slog.NewTextHandler(opts.errOut, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
+	}
+	if err := opts.tls.set(&cfg, opts.caDir, opts.listen); err != nil {
+		return fmt.Errorf("sqlcount: %w", err)
+	}
+	p, err := sqlcount.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -67,7 +78,7 @@ func sqlcountRun(ctx context.Context, opts *sqlcountOptions) error {
 	if err != nil {
 		return fmt.Errorf("sqlcount: %w", err)
 	}
-	fmt.Fprintf(opts.out, "sqlcount: listening on %s, forwarding to %s; stop with Ctrl-C\n", l.Addr(), opts.upstream)
+	fmt.Fprintf(opts.out, "sqlcount: listening on %s%s, forwarding to %s%s; stop with Ctrl-C\n", l.Addr(), opts.tls.clientNote(), opts.upstream, opts.tls.upstreamNote())
 	if opts.onListen != nil {
 		opts.onListen(l.Addr())
 	}

@@ -13,7 +13,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/replaykit/replay/internal/ca"
 	"github.com/replaykit/replay/internal/pgtest"
+	"github.com/replaykit/replay/internal/syncbuf"
 )
 
 func TestSQLCountUsage(t *testing.T) {
@@ -22,6 +24,11 @@ func TestSQLCountUsage(t *testing.T) {
 		{"sqlcount", "--listen", "127.0.0.1:0"},
 		{"sqlcount", "--listen", "127.0.0.1:0", "--upstream", "nohostport"},
 		{"sqlcount", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:5432", "extra"},
+		{"sqlcount", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:5432", "--upstream-tls", "prefer"},
+		{"sqlcount", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:5432", "--upstream-tls-ca", "ca.pem"},
+		{"record", "--out", "x.snap", "--inbound", "127.0.0.1:0=http://127.0.0.1:1", "--postgres-tls"},
+		{"run", "--snapshot", "x.snap", "--target", "http://127.0.0.1:1", "--out", "x.run", "--postgres-upstream-tls", "require"},
+		{"compare", "--snapshot", "x.snap", "--baseline-url", "http://127.0.0.1:1", "--candidate-url", "http://127.0.0.1:2", "--postgres-tls"},
 	} {
 		var out, errOut bytes.Buffer
 		if code := run(args, streams{in: strings.NewReader(""), out: &out, err: &errOut}); code != exitUsage {
@@ -104,5 +111,62 @@ func TestSQLCountRun(t *testing.T) {
 		got.Fingerprints[1].Fingerprint != "SELECT ?" || got.Fingerprints[1].Count != 2 ||
 		got.Fingerprints[0].TotalMS == nil || got.Fingerprints[0].MeanMS == nil {
 		t.Errorf("json file:\n%s", b)
+	}
+}
+
+// TestSQLCountTLS: with --tls and --upstream-tls verify-full, an app that
+// insists on a verified TLS connection reaches a server that admits only
+// TLS, through sqlcount, which counts its statements.
+func TestSQLCountTLS(t *testing.T) {
+	caDir := t.TempDir()
+	authority, err := ca.LoadOrCreate(caDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := authority.Leaf("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := pgtest.New(t, pgtest.Config{TLS: leaf, RequireTLS: true})
+	var out, errOut syncbuf.Buffer
+	addrs := make(chan net.Addr, 1)
+	opts := &sqlcountOptions{
+		listen: "127.0.0.1:0", upstream: c.Addr(), caDir: caDir,
+		tls: pgTLSOptions{offer: true, upstream: pgTLSVerifyFull, upstreamCA: authority.CertPath()},
+		out: &out, errOut: &errOut, onListen: func(a net.Addr) { addrs <- a },
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- sqlcountRun(ctx, opts) }()
+	var addr net.Addr
+	select {
+	case addr = <-addrs:
+	case err := <-done:
+		t.Fatalf("sqlcount ended before listening: %v", err)
+	}
+	conn, err := pgx.Connect(ctx, "postgres://"+c.User+"@"+addr.String()+"/postgres?sslmode=verify-full&sslrootcert="+authority.CertPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ssl bool
+	if err := conn.QueryRow(ctx, "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").Scan(&ssl); err != nil || !ssl {
+		t.Errorf("server side of sqlcount encrypted: %v, %v", ssl, err)
+	}
+	conn.Close(ctx)
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("sqlcount did not stop")
+	}
+	text := out.String()
+	for _, want := range []string{"listening on " + addr.String() + " (TLS offered), forwarding to " + c.Addr() + " over TLS (verify-full)", "1 statements"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
 	}
 }

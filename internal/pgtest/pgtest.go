@@ -13,6 +13,9 @@ package pgtest
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -42,6 +45,12 @@ type Config struct {
 	StartTimeout time.Duration
 	// Logger receives progress messages; nil discards them.
 	Logger *slog.Logger
+	// TLS, when set, turns TLS on in the server with this certificate (its
+	// chain) and key.
+	TLS *tls.Certificate
+	// RequireTLS admits TCP clients over TLS only (hostssl in
+	// pg_hba.conf); it needs TLS.
+	RequireTLS bool
 }
 
 // Cluster is a running throwaway PostgreSQL server.
@@ -126,6 +135,21 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		return nil, fmt.Errorf("initdb: %w: %s", err, lastLine(out))
 	}
 
+	settings := cfg.Settings
+	if cfg.TLS != nil {
+		if err := setUpTLS(data, cred, cfg); err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("start postgres: %w", err)
+		}
+		settings = map[string]string{"ssl": "on"}
+		for k, v := range cfg.Settings {
+			settings[k] = v
+		}
+	} else if cfg.RequireTLS {
+		os.RemoveAll(dir)
+		return nil, errors.New("start postgres: RequireTLS needs TLS")
+	}
+
 	// The port is picked by the OS and then handed to postgres; another
 	// process may take it in between, so a failed start is retried.
 	var lastErr error
@@ -135,7 +159,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 			lastErr = err
 			continue
 		}
-		if err := c.startServer(ctx, bin, data, port, cred, cfg.Settings); err != nil {
+		if err := c.startServer(ctx, bin, data, port, cred, settings); err != nil {
 			lastErr = err
 			if ctx.Err() != nil {
 				break
@@ -147,6 +171,42 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	os.RemoveAll(dir)
 	return nil, fmt.Errorf("start postgres: %w", lastErr)
+}
+
+// setUpTLS writes the server's certificate and key into the data directory
+// (owned by the server's user, the key private to it, as postgres demands)
+// and, with RequireTLS, a pg_hba.conf that admits TCP clients over TLS only.
+func setUpTLS(data string, cred *syscall.Credential, cfg Config) error {
+	var certPEM []byte
+	for _, der := range cfg.TLS.Certificate {
+		certPEM = append(certPEM, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})...)
+	}
+	key, err := x509.MarshalPKCS8PrivateKey(cfg.TLS.PrivateKey)
+	if err != nil {
+		return fmt.Errorf("server key: %w", err)
+	}
+	files := []struct {
+		name string
+		data []byte
+	}{{"server.crt", certPEM}, {"server.key", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: key})}}
+	if cfg.RequireTLS {
+		files = append(files, struct {
+			name string
+			data []byte
+		}{"pg_hba.conf", []byte("local all all trust\nhostssl all all 127.0.0.1/32 trust\nhostssl all all ::1/128 trust\n")})
+	}
+	for _, f := range files {
+		path := filepath.Join(data, f.name)
+		if err := os.WriteFile(path, f.data, 0o600); err != nil {
+			return err
+		}
+		if cred != nil {
+			if err := os.Chown(path, int(cred.Uid), int(cred.Gid)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (c *Cluster) startServer(ctx context.Context, bin, data string, port int, cred *syscall.Credential, settings map[string]string) error {

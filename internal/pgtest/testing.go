@@ -17,10 +17,11 @@ import (
 
 // New returns a cluster for the test, stopped and removed when the test ends
 // (also when it fails). When REPLAY_TEST_DATABASE_URL is set, it returns that
-// server instead and Stop leaves it alone.
+// server instead and Stop leaves it alone; a test that asks for a server
+// with TLS starts its own all the same, since that one is not set up so.
 func New(t testing.TB, cfg ...Config) *Cluster {
 	t.Helper()
-	if u := os.Getenv(EnvURL); u != "" {
+	if u := os.Getenv(EnvURL); u != "" && (len(cfg) == 0 || cfg[0].TLS == nil) {
 		c, err := fromURL(u)
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"github.com/replaykit/replay/internal/ca"
+	"github.com/replaykit/replay/sqlcount"
+)
+
+// The upstream TLS modes of a SQL counter, named as libpq's sslmode.
+const (
+	pgTLSDisable    = "disable"     // in the clear
+	pgTLSRequire    = "require"     // encrypted, the certificate not verified
+	pgTLSVerifyFull = "verify-full" // encrypted, certificate and host name verified
+)
+
+// pgTLSOptions put TLS on either side of a SQL counter: toward the app
+// (offered with a certificate from replay's CA) and toward the server.
+type pgTLSOptions struct {
+	prefix     string // of the flag names: "" for sqlcount, "postgres-" elsewhere
+	offer      bool
+	upstream   string
+	upstreamCA string
+}
+
+func (o *pgTLSOptions) addFlags(f *pflag.FlagSet, prefix string) {
+	o.prefix = prefix
+	f.BoolVar(&o.offer, prefix+"tls", false,
+		"offer TLS to the app's database connections (for sslmode=require or verify-full), with a certificate from replay's CA (--ca-dir)")
+	f.StringVar(&o.upstream, prefix+"upstream-tls", pgTLSDisable,
+		"TLS from the SQL counter to PostgreSQL: `MODE` disable, require (certificate not verified) or verify-full (system roots plus --"+prefix+"upstream-tls-ca)")
+	f.StringVar(&o.upstreamCA, prefix+"upstream-tls-ca", "",
+		"PEM `FILE` of CA certificates trusted, with the system roots, for --"+prefix+"upstream-tls verify-full")
+}
+
+// used reports whether either side is to be encrypted.
+func (o *pgTLSOptions) used() bool { return o.offer || o.upstreamOn() }
+
+// upstreamOn reports whether the server side is to be encrypted (the zero
+// value, as commands made in code have it, is disable).
+func (o *pgTLSOptions) upstreamOn() bool { return o.upstream != "" && o.upstream != pgTLSDisable }
+
+// validate checks the flags; its errors are usage errors. withPostgres says
+// whether --postgres is given, which they apply to.
+func (o *pgTLSOptions) validate(cmd string, withPostgres bool) error {
+	if o.prefix != "" && o.used() && !withPostgres {
+		return usagef("%s: --%stls and --%supstream-tls apply to --postgres, which is not given", cmd, o.prefix, o.prefix)
+	}
+	switch o.upstream {
+	case "", pgTLSDisable, pgTLSRequire, pgTLSVerifyFull:
+	default:
+		return usagef("%s: --%supstream-tls %q: want %s, %s or %s", cmd, o.prefix, o.upstream, pgTLSDisable, pgTLSRequire, pgTLSVerifyFull)
+	}
+	if o.upstreamCA != "" && o.upstream != pgTLSVerifyFull {
+		return usagef("%s: --%supstream-tls-ca is for --%supstream-tls verify-full", cmd, o.prefix, o.prefix)
+	}
+	return nil
+}
+
+// set puts the TLS configurations into cfg; caDir is replay's CA (the
+// default one when empty) and listen the address the counter listens on,
+// whose host names the certificate for clients that send no server name.
+func (o *pgTLSOptions) set(cfg *sqlcount.Config, caDir, listen string) error {
+	if o.offer {
+		authority, err := ca.LoadOrCreate(caDir)
+		if err != nil {
+			return err
+		}
+		host, _, _ := net.SplitHostPort(listen)
+		if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+			host = "127.0.0.1"
+		}
+		cfg.ClientTLS = authority.TLSConfig(host)
+	}
+	switch o.upstream {
+	case pgTLSRequire:
+		// As libpq's sslmode=require: encrypted, whoever answers.
+		cfg.UpstreamTLS = &tls.Config{InsecureSkipVerify: true}
+	case pgTLSVerifyFull:
+		roots, err := x509.SystemCertPool()
+		if err != nil || roots == nil {
+			roots = x509.NewCertPool()
+		}
+		if o.upstreamCA != "" {
+			pem, err := os.ReadFile(o.upstreamCA)
+			if err != nil {
+				return fmt.Errorf("--%supstream-tls-ca: %w", o.prefix, err)
+			}
+			if !roots.AppendCertsFromPEM(pem) {
+				return fmt.Errorf("--%supstream-tls-ca %s: no PEM certificate in it", o.prefix, o.upstreamCA)
+			}
+		}
+		cfg.UpstreamTLS = &tls.Config{RootCAs: roots}
+	}
+	return nil
+}
+
+// clientNote and upstreamNote describe the TLS of each side for the line a
+// command prints when it starts; empty in the clear.
+func (o *pgTLSOptions) clientNote() string {
+	if o.offer {
+		return " (TLS offered)"
+	}
+	return ""
+}
+
+func (o *pgTLSOptions) upstreamNote() string {
+	if !o.upstreamOn() {
+		return ""
+	}
+	return " over TLS (" + o.upstream + ")"
+}
