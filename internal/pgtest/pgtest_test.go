@@ -2,10 +2,16 @@ package pgtest
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/replaykit/replay/internal/ca"
 )
 
 func TestMain(m *testing.M) { os.Exit(Main(m)) }
@@ -85,5 +91,45 @@ func TestSeveralClustersAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		conn.Close(context.Background())
+	}
+}
+
+// TestTLSCluster: with TLS and RequireTLS the server admits TCP clients over
+// TLS only, presenting the given certificate.
+func TestTLSCluster(t *testing.T) {
+	authority, err := ca.LoadOrCreate(filepath.Join(t.TempDir(), "ca"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := authority.Leaf("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := New(t, Config{TLS: leaf, RequireTLS: true})
+	ctx := context.Background()
+	if conn, err := pgx.Connect(ctx, c.URL("postgres")); err == nil || !strings.Contains(err.Error(), "no pg_hba.conf entry") {
+		if conn != nil {
+			conn.Close(ctx)
+		}
+		t.Errorf("in the clear: %v, want refused", err)
+	}
+	cfg, err := pgx.ParseConfig(strings.Replace(c.URL("postgres"), "sslmode=disable", "sslmode=verify-full", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.TLSConfig = &tls.Config{RootCAs: authority.Pool(), ServerName: "127.0.0.1"}
+	var verified []*x509.Certificate
+	cfg.TLSConfig.VerifyConnection = func(cs tls.ConnectionState) error { verified = cs.PeerCertificates; return nil }
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var ssl bool
+	if err := conn.QueryRow(ctx, "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").Scan(&ssl); err != nil || !ssl {
+		t.Errorf("ssl %v, %v", ssl, err)
+	}
+	if len(verified) == 0 || !verified[0].Equal(leaf.Leaf) {
+		t.Errorf("the server presented %d certificates, not the given one", len(verified))
 	}
 }
