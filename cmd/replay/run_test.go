@@ -487,6 +487,9 @@ func TestRunDemoWorkloadCountsSQLPerRequest(t *testing.T) {
 		// The app tags its SQL with the request's traceparent: counts are
 		// exact under concurrent load, without an explain phase.
 		{"APP_SLOW=1 sqlcommenter", []string{"--env", "APP_SLOW=1", "--env", "APP_SQLCOMMENT=1", "--sql-traced", "--explain", "0", "--vus", "4"}, exitRegression, 51},
+		// An app that insists on TLS to its database gets it from the
+		// counter (the server behind it is in the clear).
+		{"APP_SLOW=1 sslmode=require", []string{"--env", "APP_SLOW=1", "--env", "DATABASE_URL=" + strings.Replace(dbURL, "sslmode=disable", "sslmode=require", 1), "--postgres-tls"}, exitRegression, 51},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_")+".run")
