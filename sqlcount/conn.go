@@ -70,9 +70,7 @@ func (p *Proxy) handle(ctx context.Context, client net.Conn, loops *loops) {
 	server, err := d.DialContext(ctx, "tcp", p.upstream)
 	if err != nil {
 		log.Warn("sqlcount: cannot reach upstream", "upstream", p.upstream, "err", err)
-		msg, _ := (&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "08006",
-			Message: "sqlcount: cannot reach upstream server " + p.upstream + ": " + err.Error()}).Encode(nil)
-		client.Write(msg)
+		connectionFailure(client, "sqlcount: cannot reach upstream server "+p.upstream+": "+err.Error())
 		return
 	}
 	stopServer := context.AfterFunc(ctx, func() { server.Close() })
@@ -82,9 +80,7 @@ func (p *Proxy) handle(ctx context.Context, client net.Conn, loops *loops) {
 		tc, err := p.upstreamHandshake(server)
 		if err != nil {
 			log.Warn("sqlcount: upstream TLS", "upstream", p.upstream, "err", err)
-			msg, _ := (&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "08006",
-				Message: "sqlcount: upstream server " + p.upstream + ": " + err.Error()}).Encode(nil)
-			client.Write(msg)
+			connectionFailure(client, "sqlcount: upstream server "+p.upstream+": "+err.Error())
 			return
 		}
 		server = tc
@@ -118,6 +114,13 @@ func (p *Proxy) handle(ctx context.Context, client net.Conn, loops *loops) {
 	case s.server.fr.partial() && ctx.Err() == nil:
 		log.Info("sqlcount: server disconnected in the middle of a message")
 	}
+}
+
+// connectionFailure tells a client in its startup phase why its connection
+// fails, as the server would (FATAL, SQLSTATE 08006).
+func connectionFailure(client net.Conn, message string) {
+	msg, _ := (&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "08006", Message: message}).Encode(nil)
+	client.Write(msg)
 }
 
 // relayGoroutines relays client and server, a goroutine per direction,

@@ -691,15 +691,7 @@ func TestRecordCommand(t *testing.T) {
 func TestRecordPostgresTLS(t *testing.T) {
 	dir := t.TempDir()
 	caDir := filepath.Join(dir, "ca")
-	authority, err := ca.LoadOrCreate(caDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := authority.Leaf("127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := pgtest.New(t, pgtest.Config{TLS: leaf, RequireTLS: true})
+	db, authority := tlsOnlyCluster(t, caDir)
 
 	var app struct {
 		sync.Mutex

@@ -41,23 +41,8 @@ func TestSQLCountRun(t *testing.T) {
 	c := pgtest.New(t)
 	dir := t.TempDir()
 	jsonPath := filepath.Join(dir, "counts.json")
-	var out, errOut bytes.Buffer
-	addrs := make(chan net.Addr, 1)
-	opts := &sqlcountOptions{
-		listen: "127.0.0.1:0", upstream: c.Addr(), jsonPath: jsonPath,
-		out: &out, errOut: &errOut, onListen: func(a net.Addr) { addrs <- a },
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- sqlcountRun(ctx, opts) }()
-	var addr net.Addr
-	select {
-	case addr = <-addrs:
-	case err := <-done:
-		t.Fatalf("sqlcount ended before listening: %v", err)
-	}
-
+	addr, stop := startSQLCount(t, &sqlcountOptions{upstream: c.Addr(), jsonPath: jsonPath})
+	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, "postgres://"+c.User+"@"+addr.String()+"/postgres?sslmode=disable")
 	if err != nil {
 		t.Fatal(err)
@@ -71,17 +56,10 @@ func TestSQLCountRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	conn.Close(ctx)
-	cancel() // as SIGINT does
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("sqlcount did not stop")
+	text, err := stop()
+	if err != nil {
+		t.Fatal(err)
 	}
-
-	text := out.String()
 	for _, want := range []string{"listening on " + addr.String(), "5 statements, 2 fingerprints", "FINGERPRINT", "SELECT ? :: int", "SELECT ?"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
@@ -119,32 +97,10 @@ func TestSQLCountRun(t *testing.T) {
 // TLS, through sqlcount, which counts its statements.
 func TestSQLCountTLS(t *testing.T) {
 	caDir := t.TempDir()
-	authority, err := ca.LoadOrCreate(caDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := authority.Leaf("127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := pgtest.New(t, pgtest.Config{TLS: leaf, RequireTLS: true})
-	var out, errOut syncbuf.Buffer
-	addrs := make(chan net.Addr, 1)
-	opts := &sqlcountOptions{
-		listen: "127.0.0.1:0", upstream: c.Addr(), caDir: caDir,
-		tls: pgTLSOptions{offer: true, upstream: pgTLSVerifyFull, upstreamCA: authority.CertPath()},
-		out: &out, errOut: &errOut, onListen: func(a net.Addr) { addrs <- a },
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- sqlcountRun(ctx, opts) }()
-	var addr net.Addr
-	select {
-	case addr = <-addrs:
-	case err := <-done:
-		t.Fatalf("sqlcount ended before listening: %v", err)
-	}
+	c, authority := tlsOnlyCluster(t, caDir)
+	addr, stop := startSQLCount(t, &sqlcountOptions{upstream: c.Addr(), caDir: caDir,
+		tls: pgTLSOptions{offer: true, upstream: pgTLSVerifyFull, upstreamCA: authority.CertPath()}})
+	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, "postgres://"+c.User+"@"+addr.String()+"/postgres?sslmode=verify-full&sslrootcert="+authority.CertPath())
 	if err != nil {
 		t.Fatal(err)
@@ -154,19 +110,57 @@ func TestSQLCountTLS(t *testing.T) {
 		t.Errorf("server side of sqlcount encrypted: %v, %v", ssl, err)
 	}
 	conn.Close(ctx)
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("sqlcount did not stop")
+	text, err := stop()
+	if err != nil {
+		t.Fatal(err)
 	}
-	text := out.String()
 	for _, want := range []string{"listening on " + addr.String() + " (TLS offered), forwarding to " + c.Addr() + " over TLS (verify-full)", "1 statements"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
 		}
 	}
+}
+
+// startSQLCount runs `replay sqlcount` with opts on a free loopback port;
+// stop ends it as SIGINT does and returns what it printed and its error.
+func startSQLCount(t *testing.T, opts *sqlcountOptions) (addr net.Addr, stop func() (string, error)) {
+	t.Helper()
+	var out, errOut syncbuf.Buffer
+	addrs := make(chan net.Addr, 1)
+	opts.listen, opts.out, opts.errOut = "127.0.0.1:0", &out, &errOut
+	opts.onListen = func(a net.Addr) { addrs <- a }
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	done := make(chan error, 1)
+	go func() { done <- sqlcountRun(ctx, opts) }()
+	select {
+	case addr = <-addrs:
+	case err := <-done:
+		t.Fatalf("sqlcount ended before listening: %v; stderr %s", err, errOut.String())
+	}
+	return addr, func() (string, error) {
+		cancel()
+		select {
+		case err := <-done:
+			return out.String(), err
+		case <-time.After(30 * time.Second):
+			t.Fatal("sqlcount did not stop")
+			return "", nil
+		}
+	}
+}
+
+// tlsOnlyCluster starts a cluster that admits TCP clients over TLS only,
+// with a certificate for 127.0.0.1 from the CA in caDir (made if missing).
+func tlsOnlyCluster(t *testing.T, caDir string) (*pgtest.Cluster, *ca.CA) {
+	t.Helper()
+	authority, err := ca.LoadOrCreate(caDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := authority.Leaf("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pgtest.New(t, pgtest.Config{TLS: leaf, RequireTLS: true}), authority
 }
