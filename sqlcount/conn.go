@@ -37,9 +37,12 @@ const (
 func (p *Proxy) handle(ctx context.Context, client net.Conn, loops *loops) {
 	id := p.connSeq.Add(1)
 	log := p.log.With("conn", id, "client", client.RemoteAddr().String())
-	stop := context.AfterFunc(ctx, func() { client.Close() })
+	// Ending Serve closes the socket; client may become a TLS connection
+	// over it below.
+	raw := client
+	stop := context.AfterFunc(ctx, func() { raw.Close() })
 	defer stop()
-	defer client.Close()
+	defer raw.Close()
 
 	client.SetDeadline(time.Now().Add(startupTimeout))
 	startup, cancel, upgrade, err := readStartup(client, p.clientTLS != nil)
@@ -73,9 +76,10 @@ func (p *Proxy) handle(ctx context.Context, client net.Conn, loops *loops) {
 		connectionFailure(client, "sqlcount: cannot reach upstream server "+p.upstream+": "+err.Error())
 		return
 	}
-	stopServer := context.AfterFunc(ctx, func() { server.Close() })
+	rawServer := server
+	stopServer := context.AfterFunc(ctx, func() { rawServer.Close() })
 	defer stopServer()
-	defer server.Close()
+	defer rawServer.Close()
 	if p.upstreamTLS != nil {
 		tc, err := p.upstreamHandshake(server)
 		if err != nil {

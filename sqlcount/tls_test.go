@@ -50,6 +50,10 @@ func TestTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
+	// Left open: ending Serve (the test's cleanup) must end it.
+	if _, err := pgx.Connect(ctx, url); err != nil {
+		t.Fatal(err)
+	}
 	if _, ok := conn.PgConn().Conn().(*tls.Conn); !ok {
 		t.Errorf("the app's connection to sqlcount is %T, not TLS", conn.PgConn().Conn())
 	}
