@@ -84,8 +84,12 @@ func LoadOrCreate(dir string) (*CA, error) {
 		dir = abs // paths handed to apps must not depend on our working directory
 	}
 	certPath, keyPath := filepath.Join(dir, CertFile), filepath.Join(dir, KeyFile)
-	_, certErr := os.Stat(certPath)
+	// The key first: create places the certificate before the key, so a
+	// key seen here means its certificate is there too, even while another
+	// process is creating the CA (looking at the certificate first could see
+	// neither file, then both, and call that a key without its certificate).
 	_, keyErr := os.Stat(keyPath)
+	_, certErr := os.Stat(certPath)
 	switch {
 	case certErr == nil && keyErr == nil:
 		return load(dir)

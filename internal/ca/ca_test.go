@@ -91,31 +91,37 @@ func TestLoadOrCreateReloadsSameCA(t *testing.T) {
 	}
 }
 
+// TestLoadOrCreateConcurrent: callers racing on a directory without a CA
+// all end up with the same one, and nothing else is left behind; over many
+// rounds, so that a caller looking at the directory while another places
+// the files is caught.
 func TestLoadOrCreateConcurrent(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "ca")
-	const n = 8
-	cas := make([]*CA, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() { cas[i], errs[i] = LoadOrCreate(dir) })
-	}
-	wg.Wait()
-	for i := range n {
-		if errs[i] != nil {
-			t.Fatalf("LoadOrCreate %d: %v", i, errs[i])
+	for round := range 30 {
+		dir := filepath.Join(t.TempDir(), "ca")
+		const n = 8
+		cas := make([]*CA, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() { cas[i], errs[i] = LoadOrCreate(dir) })
 		}
-		if cas[i].Fingerprint() != cas[0].Fingerprint() {
-			t.Errorf("instance %d has another CA", i)
+		wg.Wait()
+		for i := range n {
+			if errs[i] != nil {
+				t.Fatalf("round %d: LoadOrCreate %d: %v", round, i, errs[i])
+			}
+			if cas[i].Fingerprint() != cas[0].Fingerprint() {
+				t.Errorf("round %d: instance %d has another CA", round, i)
+			}
 		}
-	}
-	entries, _ := os.ReadDir(dir)
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	if len(names) != 2 {
-		t.Errorf("directory holds %v, want just ca.pem and ca-key.pem", names)
+		entries, _ := os.ReadDir(dir)
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		if len(names) != 2 {
+			t.Errorf("round %d: directory holds %v, want just ca.pem and ca-key.pem", round, names)
+		}
 	}
 }
 
