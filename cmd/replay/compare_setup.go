@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/replaykit/replay/analyzer"
-	"github.com/replaykit/replay/mock"
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/report"
 )
@@ -181,28 +180,8 @@ func (opts *compareOptions) setup() (*compareSetup, error) {
 		}
 		su.headers[i] = h
 	}
-	for _, e := range opts.endpoints {
-		if !strings.ContainsAny(e, "/*") {
-			return nil, usagef("compare: --endpoint %q: want 'METHOD /path' or '/path' (globs * and ? allowed)", e)
-		}
-	}
-	for _, m := range opts.mocks {
-		if m == "all" {
-			continue
-		}
-		if h, port, err := net.SplitHostPort(m); err != nil || h == "" || port == "" {
-			return nil, usagef("compare: --mock %q: want HOST:PORT of a recorded upstream, e.g. catalog.example.com:443", m)
-		}
-	}
-	switch opts.mockTiming {
-	case mock.TimingNone, mock.TimingRecorded:
-	default:
-		return nil, usagef("compare: --mock-timing %q: want recorded or none", opts.mockTiming)
-	}
-	switch opts.onMiss {
-	case mock.OnMissError, mock.OnMissPassthrough:
-	default:
-		return nil, usagef("compare: --on-miss %q: want error or passthrough", opts.onMiss)
+	if err := checkReplayFlags("compare", opts.endpoints, opts.mocks, opts.mockTiming, opts.onMiss); err != nil {
+		return nil, err
 	}
 	if opts.postgres != "" {
 		if su.pgListen, su.pgServer, err = parseComparePostgres(opts.postgres); err != nil {

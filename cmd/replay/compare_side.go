@@ -4,34 +4,22 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/replaykit/replay/internal/ca"
-	"github.com/replaykit/replay/mock"
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/snapshots"
-	"github.com/replaykit/replay/sqlcount"
 )
 
 // compareSideEnv is what replay runs around one side: its mock, its SQL
 // counter and its build.
 type compareSideEnv struct {
-	side     *compareSide
-	mock     *mock.Server
-	mockSrv  *http.Server
-	mockAddr string
-	sql      *sqlcount.Proxy
-	sqlAddr  string
-	sqlStop  context.CancelFunc
-	sqlDone  chan struct{}
-	build    *replayer.Process
-	logPath  string
-	target   string
-	wiring   replayer.Wiring
+	harness
+	side    *compareSide
+	build   *replayer.Process
+	logPath string
+	target  string
 }
 
 // close stops the build (if still running), the mock and the SQL counter.
@@ -39,16 +27,7 @@ func (e *compareSideEnv) close() {
 	if e.build != nil {
 		e.build.Stop()
 	}
-	if e.mockSrv != nil {
-		e.mockSrv.Close()
-	}
-	if e.mock != nil {
-		e.mock.Close()
-	}
-	if e.sqlStop != nil {
-		e.sqlStop()
-		<-e.sqlDone
-	}
+	e.harness.close()
 }
 
 // compareCA loads replay's CA when upstreams are mocked; nil otherwise.
@@ -72,47 +51,18 @@ func startCompareSideEnv(ctx context.Context, opts *compareOptions, su *compareS
 		if !slices.Contains(opts.mocks, "all") {
 			services = opts.mocks
 		}
-		m, err := mock.New(mock.Config{Exchanges: outbound, Services: services, OnMiss: opts.onMiss, Timing: opts.mockTiming, CA: authority})
-		if err != nil {
+		if err := e.startMock(outbound, services, opts.onMiss, opts.mockTiming, authority, "127.0.0.1:0"); err != nil {
 			return e, fmt.Errorf("compare: %s mock: %w", side.name, err)
 		}
-		e.mock = m
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return e, fmt.Errorf("compare: %s mock: %w", side.name, err)
-		}
-		e.mockAddr = l.Addr().String()
-		e.mockSrv = &http.Server{Handler: m, ReadHeaderTimeout: 30 * time.Second}
-		go e.mockSrv.Serve(l)
-		bundle, err := authority.BundlePath()
-		if err != nil {
+		var err error
+		if e.wiring.CABundle, err = authority.BundlePath(); err != nil {
 			return e, fmt.Errorf("compare: %w", err)
 		}
-		e.wiring.Proxy, e.wiring.CABundle, e.wiring.CACert = e.mockAddr, bundle, authority.CertPath()
 	}
 	if su.pgServer != "" {
-		l, err := net.Listen("tcp", pgListen)
-		if err != nil {
+		if err := e.startSQLCounter(ctx, su.pgServer, pgListen, &opts.pgTLS, opts.caDir); err != nil {
 			return e, fmt.Errorf("compare: %s sqlcount: %w", side.name, err)
 		}
-		cfg := sqlcount.Config{Upstream: su.pgServer}
-		if err := opts.pgTLS.set(&cfg, opts.caDir, l.Addr().String()); err != nil {
-			l.Close()
-			return e, fmt.Errorf("compare: %s sqlcount: %w", side.name, err)
-		}
-		p, err := sqlcount.New(cfg)
-		if err != nil {
-			l.Close()
-			return e, fmt.Errorf("compare: %s sqlcount: %w", side.name, err)
-		}
-		e.sql, e.sqlAddr = p, l.Addr().String()
-		sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		e.sqlStop, e.sqlDone = cancel, make(chan struct{})
-		go func() {
-			defer close(e.sqlDone)
-			p.Serve(sctx, l)
-		}()
-		e.wiring.Postgres, e.wiring.SQLCount = su.pgServer, e.sqlAddr
 	}
 	return e, nil
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/replaykit/replay/analyzer"
-	"github.com/replaykit/replay/mock"
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/snapshots"
@@ -239,28 +238,8 @@ func (opts *runOptions) setup() (*runSetup, error) {
 		}
 		su.header.Add(k, strings.TrimSpace(v))
 	}
-	for _, e := range opts.endpoints {
-		if !strings.ContainsAny(e, "/*") {
-			return nil, usagef("run: --endpoint %q: want 'METHOD /path' or '/path' (globs * and ? allowed)", e)
-		}
-	}
-	for _, m := range opts.mocks {
-		if m == "all" {
-			continue
-		}
-		if h, port, err := net.SplitHostPort(m); err != nil || h == "" || port == "" {
-			return nil, usagef("run: --mock %q: want HOST:PORT of a recorded upstream, e.g. catalog.example.com:443", m)
-		}
-	}
-	switch opts.mockTiming {
-	case mock.TimingNone, mock.TimingRecorded:
-	default:
-		return nil, usagef("run: --mock-timing %q: want recorded or none", opts.mockTiming)
-	}
-	switch opts.onMiss {
-	case mock.OnMissError, mock.OnMissPassthrough:
-	default:
-		return nil, usagef("run: --on-miss %q: want error or passthrough", opts.onMiss)
+	if err := checkReplayFlags("run", opts.endpoints, opts.mocks, opts.mockTiming, opts.onMiss); err != nil {
+		return nil, err
 	}
 	if opts.postgres != "" {
 		listen, server, ok := strings.Cut(opts.postgres, "=")
@@ -411,10 +390,10 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		fmt.Fprintf(notes, "mock: answering %s on %s; start the build with:\n  HTTP_PROXY=http://%s HTTPS_PROXY=http://%s NO_PROXY=localhost,127.0.0.1,::1 SSL_CERT_FILE=%s NODE_EXTRA_CA_CERTS=%s\n",
 			services, env.mockAddr, w.Proxy, w.Proxy, w.CABundle, w.CACert)
 	}
-	if env.pgAddr != "" && opts.target != "" {
-		fmt.Fprintf(notes, "sqlcount: counting SQL on %s in front of %s; point the build's database at %s\n", env.pgAddr, su.pgServer, env.pgAddr)
+	if env.sqlAddr != "" && opts.target != "" {
+		fmt.Fprintf(notes, "sqlcount: counting SQL on %s in front of %s; point the build's database at %s\n", env.sqlAddr, su.pgServer, env.sqlAddr)
 	}
-	if opts.target != "" && (env.mockAddr != "" || env.pgAddr != "") {
+	if opts.target != "" && (env.mockAddr != "" || env.sqlAddr != "") {
 		fmt.Fprintf(notes, "waiting up to %s for %s to listen…\n", opts.startTimeout, opts.target)
 	}
 

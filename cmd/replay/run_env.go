@@ -4,18 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/replaykit/replay/analyzer"
 	"github.com/replaykit/replay/internal/ca"
-	"github.com/replaykit/replay/mock"
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/snapshots"
-	"github.com/replaykit/replay/sqlcount"
 )
 
 // loadExchanges reads the snapshot's inbound exchanges, and its outbound
@@ -46,21 +42,12 @@ func loadExchanges(ctx context.Context, op, path string, outboundToo bool) (inbo
 // runEnvironment is what replay runs around the build: the mock, the SQL
 // counter, the build itself.
 type runEnvironment struct {
-	mock     *mock.Server
-	mockSrv  *http.Server
-	mockAddr string
-	sql      *sqlcount.Proxy
-	pgAddr   string
-	cancel   context.CancelFunc
-	done     chan struct{}
-	build    *replayer.Process
-	wiring   replayer.Wiring
+	harness
+	build *replayer.Process
 }
 
 func startRunEnvironment(ctx context.Context, opts *runOptions, su *runSetup, outbound []*snapshots.Exchange) (*runEnvironment, error) {
-	env := &runEnvironment{done: make(chan struct{})}
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	env.cancel = cancel
+	env := &runEnvironment{}
 	ok := false
 	defer func() {
 		if !ok {
@@ -78,51 +65,17 @@ func startRunEnvironment(ctx context.Context, opts *runOptions, su *runSetup, ou
 				services = append(services, m)
 			}
 		}
-		m, err := mock.New(mock.Config{Exchanges: outbound, Services: services, OnMiss: opts.onMiss, Timing: opts.mockTiming, CA: c})
-		if err != nil {
+		if err := env.startMock(outbound, services, opts.onMiss, opts.mockTiming, c, opts.mockListen); err != nil {
 			return nil, fmt.Errorf("run: mock: %w", err)
 		}
-		env.mock = m
-		l, err := net.Listen("tcp", opts.mockListen)
-		if err != nil {
-			return nil, fmt.Errorf("run: mock: %w", err)
-		}
-		env.mockAddr = l.Addr().String()
-		env.mockSrv = &http.Server{Handler: m, ReadHeaderTimeout: 30 * time.Second}
-		go env.mockSrv.Serve(l)
-		bundle, err := c.BundlePath()
-		if err != nil {
+		if env.wiring.CABundle, err = c.BundlePath(); err != nil {
 			return nil, fmt.Errorf("run: %w", err)
 		}
-		env.wiring.Proxy = env.mockAddr
-		env.wiring.CABundle = bundle
-		env.wiring.CACert = c.CertPath()
 	}
 	if su.pgServer != "" {
-		l, err := net.Listen("tcp", su.pgListen)
-		if err != nil {
+		if err := env.startSQLCounter(ctx, su.pgServer, su.pgListen, &opts.pgTLS, opts.caDir); err != nil {
 			return nil, fmt.Errorf("run: sqlcount: %w", err)
 		}
-		cfg := sqlcount.Config{Upstream: su.pgServer}
-		if err := opts.pgTLS.set(&cfg, opts.caDir, l.Addr().String()); err != nil {
-			l.Close()
-			return nil, fmt.Errorf("run: sqlcount: %w", err)
-		}
-		p, err := sqlcount.New(cfg)
-		if err != nil {
-			l.Close()
-			return nil, fmt.Errorf("run: sqlcount: %w", err)
-		}
-		env.sql = p
-		env.pgAddr = l.Addr().String()
-		go func() {
-			defer close(env.done)
-			p.Serve(sctx, l)
-		}()
-		env.wiring.Postgres = su.pgServer
-		env.wiring.SQLCount = env.pgAddr
-	} else {
-		close(env.done)
 	}
 	ok = true
 	return env, nil
@@ -133,14 +86,7 @@ func (env *runEnvironment) close() {
 	if env.build != nil {
 		env.build.Stop()
 	}
-	if env.mockSrv != nil {
-		env.mockSrv.Close()
-	}
-	if env.mock != nil {
-		env.mock.Close()
-	}
-	env.cancel()
-	<-env.done
+	env.harness.close()
 }
 
 // runSummarySink writes results to the run file and feeds them to the
