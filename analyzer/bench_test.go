@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/replaykit/replay/internal/cputime"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -79,23 +79,15 @@ func benchSummary(b *testing.B, n int, seed uint64, slices int, extra time.Durat
 	return s
 }
 
-// cpuSeconds is the process's user+system CPU time: on a machine shared with
-// other work, CPU time per operation is steadier than wall time.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
-}
-
 // reportCPU reports CPU seconds per operation since start.
 func reportCPU(b *testing.B, start float64) {
-	b.ReportMetric((cpuSeconds()-start)/float64(b.N), "cpu-s/op")
+	b.ReportMetric((cputime.Self().Seconds()-start)/float64(b.N), "cpu-s/op")
 }
 
 // BenchmarkSummarize1M summarizes a run of 1,000,000 results.
 func BenchmarkSummarize1M(b *testing.B) {
 	const n = 1_000_000
-	cpu := cpuSeconds()
+	cpu := cputime.Self().Seconds()
 	var s *Summary
 	for b.Loop() {
 		s = benchSummary(b, n, 1, 20, 0)
@@ -116,7 +108,7 @@ func BenchmarkSummarize1M(b *testing.B) {
 
 // BenchmarkGenerate1M is the cost of the generator alone, to subtract.
 func BenchmarkGenerate1M(b *testing.B) {
-	cpu := cpuSeconds()
+	cpu := cputime.Self().Seconds()
 	for b.Loop() {
 		for r := range benchResults(1_000_000, 1, 20, 0) {
 			_ = r
@@ -134,7 +126,7 @@ func BenchmarkCompareTwo1M(b *testing.B) {
 			name = "sequential"
 		}
 		b.Run(name, func(b *testing.B) {
-			cpu := cpuSeconds()
+			cpu := cputime.Self().Seconds()
 			for b.Loop() {
 				base := benchSummary(b, 1_000_000, 2, slices, 0)
 				cand := benchSummary(b, 1_000_000, 3, slices, 20*ms)
@@ -161,7 +153,7 @@ func BenchmarkCompare(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			base := benchSummary(b, 200_000, 2, slices, 0)
 			cand := benchSummary(b, 200_000, 3, slices, 0)
-			cpu := cpuSeconds()
+			cpu := cputime.Self().Seconds()
 			for b.Loop() {
 				if _, err := Compare(base, cand, CompareOptions{}); err != nil {
 					b.Fatal(err)
@@ -197,7 +189,7 @@ func BenchmarkCompareRunFiles(b *testing.B) {
 		}
 	}
 	ctx := context.Background()
-	cpu := cpuSeconds()
+	cpu := cputime.Self().Seconds()
 	for b.Loop() {
 		base, err := snapshots.OpenRun(paths[0])
 		if err != nil {

@@ -11,10 +11,10 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/replaykit/replay/internal/cputime"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -141,7 +141,7 @@ func BenchmarkThroughput(b *testing.B) {
 			b.Run(via+"-"+scheme, func(b *testing.B) {
 				c, target := e.targets(b, via, scheme)
 				b.SetParallelism(max(1, benchConcurrency/runtime.GOMAXPROCS(0)))
-				cpu0 := cpuTime()
+				cpu0 := cputime.Self()
 				b.ResetTimer()
 				b.RunParallel(func(pb *testing.PB) {
 					i := 0
@@ -156,19 +156,10 @@ func BenchmarkThroughput(b *testing.B) {
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
 				// CPU of the whole process (client, and upstream or mock) per
 				// request: the fair comparison on a shared machine.
-				b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/req")
+				b.ReportMetric(float64((cputime.Self()-cpu0).Microseconds())/float64(b.N), "cpu-µs/req")
 			})
 		}
 	}
-}
-
-// cpuTime returns the CPU time the process has used, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkLatency: one client, one request at a time, for each

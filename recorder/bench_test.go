@@ -17,10 +17,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/replaykit/replay/internal/cputime"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -104,9 +104,9 @@ func BenchmarkInbound(b *testing.B) {
 	for range benchRounds {
 		for _, v := range variants {
 			var res loadResult
-			c := cpuTime(b)
+			c := cputime.Self()
 			v.wrap(func() { res = h.throughput(b, v.url, benchConcurrency, benchPhase) })
-			used := cpuTime(b) - c
+			used := cputime.Self() - c
 			rps[v.name] = append(rps[v.name], float64(res.requests)/res.elapsed.Seconds())
 			cpu[v.name] = append(cpu[v.name], float64(used.Microseconds())/float64(res.requests))
 		}
@@ -161,14 +161,6 @@ func (s *swapSink) get() Sink  { s.mu.RLock(); defer s.mu.RUnlock(); return s.w 
 func (s *swapSink) NewID() int64                      { return s.get().NewID() }
 func (s *swapSink) AddExchange(e *snapshots.Exchange) { s.get().AddExchange(e) }
 func (s *swapSink) CountSeen(d snapshots.Direction)   { s.get().CountSeen(d) }
-
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 func median(xs []float64) float64 {
 	s := slices.Clone(xs)

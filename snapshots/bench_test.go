@@ -7,9 +7,10 @@ import (
 	"net/http"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/replaykit/replay/internal/cputime"
 )
 
 // benchExchange is a typical recorded API call: about 1.5 KB with headers
@@ -52,7 +53,7 @@ func BenchmarkWriter(b *testing.B) {
 	size = int64(len(e.RequestBody) + len(e.ResponseBody) + 300)
 	b.SetBytes(size)
 	b.SetParallelism(4)
-	cpu0 := cpuTime()
+	cpu0 := cputime.Self()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		// Exchanges share headers and bodies (a recorder's would not, but
@@ -74,7 +75,7 @@ func BenchmarkWriter(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "exchanges/s")
-	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/exchange")
+	b.ReportMetric(float64((cputime.Self()-cpu0).Microseconds())/float64(b.N), "cpu-µs/exchange")
 	s, err := Open(path)
 	if err != nil {
 		b.Fatal(err)
@@ -87,15 +88,6 @@ func BenchmarkWriter(b *testing.B) {
 	if n != int64(b.N) {
 		b.Fatalf("wrote %d exchanges, file holds %d", b.N, n)
 	}
-}
-
-// cpuTime returns the CPU time this process has used, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkRunWrite measures results written per second, with two SQL
@@ -125,7 +117,7 @@ func BenchmarkRunWrite(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.SetParallelism(4)
-			cpu0 := cpuTime()
+			cpu0 := cputime.Self()
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				i := 0
@@ -139,7 +131,7 @@ func BenchmarkRunWrite(b *testing.B) {
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "results/s")
-			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/result")
+			b.ReportMetric(float64((cputime.Self()-cpu0).Microseconds())/float64(b.N), "cpu-µs/result")
 		})
 	}
 }
@@ -165,7 +157,7 @@ func BenchmarkRunRead(b *testing.B) {
 	runtime.GC()
 	var ms runtime.MemStats
 	var maxHeap uint64
-	cpu0 := cpuTime()
+	cpu0 := cputime.Self()
 	b.ResetTimer()
 	n := 0
 	for _, err := range r.Results(context.Background()) {
@@ -183,6 +175,6 @@ func BenchmarkRunRead(b *testing.B) {
 		b.Fatalf("read %d of %d", n, b.N)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "results/s")
-	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/result")
+	b.ReportMetric(float64((cputime.Self()-cpu0).Microseconds())/float64(b.N), "cpu-µs/result")
 	b.ReportMetric(float64(maxHeap)/(1<<20), "max-heap-MB")
 }

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaykit/replay/internal/cputime"
 	"github.com/replaykit/replay/internal/pgtest"
 	"github.com/replaykit/replay/snapshots"
 )
@@ -66,7 +67,7 @@ func BenchmarkPgbenchSelect(b *testing.B) {
 	}
 	targets := []target{
 		{"direct", c.Port, func() time.Duration { return 0 }},
-		{"sqlcount", l.Addr().(*net.TCPAddr).Port, selfCPU},
+		{"sqlcount", l.Addr().(*net.TCPAddr).Port, cputime.Self},
 		{"pgbouncer", bouncer, func() time.Duration { return processCPU(b, bouncerPID) }},
 	}
 	if only := os.Getenv("SQLCOUNT_BENCH_TARGETS"); only != "" {
@@ -128,13 +129,6 @@ func parseTransactions(b testing.TB, out string) int64 {
 	}
 	v, _ := strconv.ParseInt(m[1], 10, 64)
 	return v
-}
-
-// selfCPU returns the CPU time this process has used (the in-process proxy).
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // processCPU returns the CPU time process pid has used, from /proc.
