@@ -7,11 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -22,9 +19,6 @@ import (
 	"github.com/replaykit/replay/examples/orders/catalog"
 	"github.com/replaykit/replay/internal/ca"
 	"github.com/replaykit/replay/internal/pgtest"
-	"github.com/replaykit/replay/internal/syncbuf"
-	"github.com/replaykit/replay/recorder"
-	"github.com/replaykit/replay/replayer"
 )
 
 // The demo's fixed names.
@@ -190,83 +184,6 @@ func demoRun(ctx context.Context, opts *demoOptions) error {
 	}
 	fmt.Fprintf(w, "The demo found the N+1 in GET /orders, as expected, in %s. In CI, `replay compare` exits 99 here.\n",
 		time.Since(start).Round(time.Second))
-	return nil
-}
-
-// demoRecord records the orders service with replay record's own machinery:
-// the proxies listen first, then the app starts behind them, so its
-// connection pool goes through the SQL counter.
-func demoRecord(ctx context.Context, opts *demoOptions, authority *ca.CA, pg *pgtest.Cluster, standAddr, snap string) error {
-	port, err := demoFreePort()
-	if err != nil {
-		return err
-	}
-	rctx, stopRecording := context.WithCancel(ctx)
-	defer stopRecording()
-	ready := make(chan *recording, 1)
-	var summary strings.Builder
-	var notices syncbuf.Buffer // the recorder's goroutines write it
-	ropts := &recordOptions{
-		out:         snap,
-		inbound:     []string{"127.0.0.1:0=http://127.0.0.1:" + strconv.Itoa(port)},
-		outbound:    "127.0.0.1:0",
-		postgres:    "127.0.0.1:0=" + pg.Addr(),
-		caDir:       authority.Dir(),
-		bodyLimit:   recorder.DefaultBodyLimit,
-		resolve:     []string{demoCatalog + "=" + standAddr},
-		upstreamCA:  authority.CertPath(),
-		stopTimeout: 10 * time.Second,
-		stdout:      &summary,
-		stderr:      &notices,
-		onReady:     func(r *recording) { ready <- r },
-	}
-	done := make(chan error, 1)
-	go func() { done <- recordRun(rctx, ropts) }()
-	var rec *recording
-	select {
-	case rec = <-ready:
-	case err := <-done:
-		return fmt.Errorf("demo: record: %w (%s)", err, strings.TrimSpace(notices.String()))
-	}
-	bundle, err := authority.BundlePath()
-	if err != nil {
-		return fmt.Errorf("demo: %w", err)
-	}
-	sqlAddr := dialable(rec.pg.l.Addr())
-	proc, err := replayer.StartBuild(ctx, replayer.Build{
-		Cmd:     shellQuote(opts.self) + " demo orders",
-		Port:    port,
-		LogPath: filepath.Join(opts.out, "record-app.log"),
-		Env: []string{
-			"APP_SLOW=0",
-			"CATALOG_URL=https://" + demoCatalogHost,
-			"DATABASE_URL=" + strings.Replace(pg.URL("postgres"), pg.Addr(), sqlAddr, 1),
-		},
-	}, replayer.Wiring{Proxy: dialable(rec.outbound.l.Addr()), CABundle: bundle, CACert: authority.CertPath()})
-	if err != nil {
-		stopRecording()
-		<-done
-		return fmt.Errorf("demo: start the orders service: %w", err)
-	}
-	inbound := "http://" + dialable(rec.inbound[0].l.Addr())
-	fmt.Fprintf(opts.stdout, "orders service APP_SLOW=0 on %s, recorded through %s\n", proc.URL(), inbound)
-	client := &http.Client{Timeout: 30 * time.Second}
-	n, trafficErr := app.Traffic(ctx, inbound, client, opts.rounds)
-	proc.Stop()
-	stopRecording()
-	recErr := <-done
-	if trafficErr != nil {
-		return fmt.Errorf("demo: send traffic: %w", trafficErr)
-	}
-	if recErr != nil {
-		return fmt.Errorf("demo: record: %w", recErr)
-	}
-	// The listening lines are for a user who starts the app; the demo did.
-	out := summary.String()
-	if i := strings.Index(out, "\nrecorded "); i >= 0 {
-		out = out[i+1:]
-	}
-	fmt.Fprintf(opts.stdout, "sent %d requests\n%s", n, out)
 	return nil
 }
 
