@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/replaykit/replay/snapshots"
@@ -187,22 +188,32 @@ func (plan *ComparePlan) validate(base, cand Side) error {
 	if base.Replayer == cand.Replayer {
 		return errors.New("compare: the two sides share one Replayer; give each its own")
 	}
-	p := plan.Load
-	switch {
-	case p.Duration <= 0:
-		return fmt.Errorf("compare: %w", planErrorf("a comparison needs a positive load duration per side"))
-	case len(p.Stages) > 0 || p.Speed > 0:
-		return fmt.Errorf("compare: %w", planErrorf("a comparison takes the closed (vus) or open (rate) model, not stages or speed"))
-	case plan.Slices < 0:
-		return fmt.Errorf("compare: %w", planErrorf("slices %d is negative", plan.Slices))
-	case plan.Warmup < 0:
-		return fmt.Errorf("compare: %w", planErrorf("warmup %s is negative", plan.Warmup))
-	}
-	p.Iterations, p.Explain = 0, 0
-	if err := p.Validate(); err != nil {
+	if err := plan.Validate(); err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
 	return nil
+}
+
+// Validate reports a plan whose settings conflict or are out of range, with
+// a *PlanError.
+func (plan ComparePlan) Validate() error {
+	p := plan.Load
+	switch {
+	case p.Duration <= 0:
+		return planError(FieldDuration, "", p.Duration.String(), "is not positive: a comparison needs a positive load duration per side")
+	case len(p.Stages) > 0:
+		return planError(FieldStages, "", "", "are not for a comparison: it takes the closed (vus) or open (rate) model, not stages or speed")
+	case p.Speed > 0:
+		return planError(FieldSpeed, "", "", "is not for a comparison: it takes the closed (vus) or open (rate) model, not stages or speed")
+	case plan.Slices < 0:
+		return planError(FieldSlices, "", strconv.Itoa(plan.Slices), "is negative")
+	case plan.Warmup < 0:
+		return planError(FieldWarmup, "", plan.Warmup.String(), "is negative")
+	case plan.Explain < 0:
+		return planError(FieldExplain, "", strconv.Itoa(plan.Explain), "is negative")
+	}
+	p.Iterations, p.Explain = 0, 0
+	return p.Validate()
 }
 
 // prepare resets the data and runs the explain phase of one side.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -227,7 +228,7 @@ func (r *Replayer) recordedSpan() (time.Duration, error) {
 // load's position in the request sequence.
 func (r *Replayer) Explain(ctx context.Context, perEndpoint, slice int, sink ResultSink) (Stats, error) {
 	if perEndpoint <= 0 {
-		return Stats{}, fmt.Errorf("replayer: %w", planErrorf("explain needs a positive number of requests per endpoint, got %d", perEndpoint))
+		return Stats{}, fmt.Errorf("replayer: %w", planError(FieldExplain, "", strconv.Itoa(perEndpoint), "is not a positive number of requests per endpoint"))
 	}
 	if sink == nil {
 		return Stats{}, errors.New("replayer: nil result sink")

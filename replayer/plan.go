@@ -57,11 +57,60 @@ type LoadPlan struct {
 	ProgressInterval time.Duration
 }
 
-// ErrPlan marks an invalid load plan (for a CLI: bad usage).
+// ErrPlan marks an invalid load plan (for a CLI: bad usage); every
+// *PlanError is one (errors.Is).
 var ErrPlan = errors.New("invalid load plan")
 
-func planErrorf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrPlan, fmt.Sprintf(format, args...))
+// Plan settings, as PlanError names them.
+const (
+	FieldVUs         = "vus"
+	FieldStages      = "stages"
+	FieldRate        = "rate"
+	FieldSpeed       = "speed"
+	FieldDuration    = "duration"
+	FieldIterations  = "iterations"
+	FieldExplain     = "explain"
+	FieldSlices      = "slices"
+	FieldWarmup      = "warmup"
+	FieldMaxInFlight = "max-inflight"
+)
+
+// PlanError is an invalid plan setting, or two that conflict, with the
+// settings named by field (FieldVUs, …) so that a caller can name them its
+// own way (a CLI names its flags).
+type PlanError struct {
+	// Field is the setting at fault; Other, when set, the one it
+	// conflicts with.
+	Field, Other string
+	// Value is Field's value as text, when the value is at fault.
+	Value string
+	// Problem says what is wrong without naming a setting, e.g. "is
+	// negative" or "select different load models; give one".
+	Problem string
+}
+
+func (e *PlanError) Error() string {
+	return ErrPlan.Error() + ": " + e.Message(func(field string) string { return field })
+}
+
+// Is makes every PlanError an ErrPlan.
+func (e *PlanError) Is(target error) bool { return target == ErrPlan }
+
+// Message says what is wrong with the settings named by name, e.g.
+// "--vus -1 is negative" for a name that returns flags.
+func (e *PlanError) Message(name func(field string) string) string {
+	parts := []string{name(e.Field)}
+	if e.Other != "" {
+		parts = append(parts, "and", name(e.Other))
+	}
+	if e.Value != "" {
+		parts = append(parts, e.Value)
+	}
+	return strings.Join(append(parts, e.Problem), " ")
+}
+
+func planError(field, other, value, problem string) error {
+	return &PlanError{Field: field, Other: other, Value: value, Problem: problem}
 }
 
 // Model names the load model a plan selects: "open", "recorded" or
@@ -81,29 +130,36 @@ func (p LoadPlan) Model() string {
 func (p LoadPlan) Validate() error {
 	switch {
 	case p.VUs < 0:
-		return planErrorf("vus %d is negative", p.VUs)
+		return planError(FieldVUs, "", strconv.Itoa(p.VUs), "is negative")
 	case p.Duration < 0:
-		return planErrorf("duration %s is negative", p.Duration)
+		return planError(FieldDuration, "", p.Duration.String(), "is negative")
 	case p.Explain < 0:
-		return planErrorf("explain %d is negative", p.Explain)
+		return planError(FieldExplain, "", strconv.Itoa(p.Explain), "is negative")
 	case p.Iterations < 0:
-		return planErrorf("iterations %d is negative", p.Iterations)
+		return planError(FieldIterations, "", strconv.Itoa(p.Iterations), "is negative")
 	case p.Speed < 0:
-		return planErrorf("speed %g is negative", p.Speed)
+		return planError(FieldSpeed, "", strconv.FormatFloat(p.Speed, 'g', -1, 64), "is negative")
 	case p.Rate.Count < 0 || (p.Rate.Count > 0 && p.Rate.Per <= 0):
-		return planErrorf("rate %s is not a positive rate", p.Rate)
+		return planError(FieldRate, "", p.Rate.String(), "is not a positive rate")
 	case p.Rate.Count > 0 && p.Speed > 0:
-		return planErrorf("rate and speed select different load models; give one")
+		return planError(FieldRate, FieldSpeed, "", "select different load models; give one")
 	case (p.Rate.Count > 0 || p.Speed > 0) && (p.VUs > 0 || len(p.Stages) > 0):
-		return planErrorf("vus and stages belong to the closed model; rate and speed to the open and as-recorded models; give one model")
+		closed, other := FieldVUs, FieldRate
+		if len(p.Stages) > 0 {
+			closed = FieldStages
+		}
+		if p.Speed > 0 {
+			other = FieldSpeed
+		}
+		return planError(closed, other, "", "select different load models (closed, open, as recorded); give one model")
 	case len(p.Stages) > 0 && p.Duration > 0:
-		return planErrorf("stages set the duration; drop duration")
+		return planError(FieldStages, FieldDuration, "", "conflict: the stages set the duration; drop the duration")
 	case len(p.Stages) > 0 && p.Iterations > 0:
-		return planErrorf("stages set the duration; drop iterations")
+		return planError(FieldStages, FieldIterations, "", "conflict: the stages set the duration; drop the iterations")
 	}
 	for _, s := range p.Stages {
 		if s.Duration <= 0 || s.Target < 0 {
-			return planErrorf("stage %s: want a positive duration and a target ≥ 0", s)
+			return planError(FieldStages, "", s.String(), "needs a positive duration and a target ≥ 0")
 		}
 	}
 	return nil

@@ -31,7 +31,7 @@ func (r *Replayer) Run(ctx context.Context, p LoadPlan, sink ResultSink) (Stats,
 		return Stats{}, errors.New("replayer: nil result sink")
 	}
 	if p.maxVUs() > r.maxInfl && p.Model() == "closed" {
-		return Stats{}, fmt.Errorf("replayer: %w", planErrorf("%d virtual users exceed the cap of %d requests in flight (Config.MaxInFlight)", p.maxVUs(), r.maxInfl))
+		return Stats{}, fmt.Errorf("replayer: %w", planError(FieldVUs, FieldMaxInFlight, "", fmt.Sprintf("conflict: %d virtual users exceed the cap of %d requests in flight (Config.MaxInFlight)", p.maxVUs(), r.maxInfl)))
 	}
 	if p.Model() == "recorded" {
 		if _, err := r.recordedSpan(); err != nil {

@@ -58,6 +58,26 @@ func (f Format) Ext() string {
 	}
 }
 
+// FileName is the name of a report file in the format: report.txt,
+// report.json, report.md, report.xml or report.html.
+func (f Format) FileName() string { return "report" + f.Ext() }
+
+// Title names a report in the format, as Artifacts list it: "text report",
+// "JSON report", "Markdown report", "JUnit report" or "HTML report".
+func (f Format) Title() string {
+	switch f {
+	case JSON:
+		return "JSON report"
+	case Markdown:
+		return "Markdown report"
+	case JUnit:
+		return "JUnit report"
+	case HTML:
+		return "HTML report"
+	}
+	return "text report"
+}
+
 // Artifact is a file a report points at: a run file, a report, a build's
 // log.
 type Artifact struct {

@@ -2,71 +2,38 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/replaykit/replay/mock"
-	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/report"
 )
 
-// compareSide is one build of a comparison, as the user names it.
-type compareSide struct {
-	// name is "baseline" or "candidate".
-	name string
-	// url is the build's base URL (a build the user runs); cmd the command
-	// replay starts instead. Exactly one is set.
-	url, cmd string
-	// env holds KEY=VALUE entries for cmd, on top of compareOptions.env.
-	env []string
-	// headers are 'K: V' added to this side's requests, on top of
-	// compareOptions.headers.
-	headers []string
-}
-
-// compareOptions are the settings of `replay compare`. Build them with
-// newCompareOptions (the flags' defaults), then set what differs; `replay
-// demo` does so and calls compareRun.
+// compareOptions are the settings of `replay compare`.
 type compareOptions struct {
-	// snapshot is the snapshot to replay (a live comparison).
-	snapshot string
+	replayFlags
 	// runs are two run files to compare offline, instead of a live
 	// comparison.
 	runs []string
 
-	baseline, candidate compareSide
-	// env and headers apply to both sides.
-	env, headers []string
+	baseline, candidate buildFlags
+	// baselineHeaders and candidateHeaders are 'K: V' added to one side's
+	// requests, over --header.
+	baselineHeaders, candidateHeaders []string
+	// env applies to both sides' commands.
+	env []string
 
-	vus          int
-	rate         string
-	duration     time.Duration
-	warmup       time.Duration
-	slices       int
-	sequential   bool
-	explain      int // negative: 3 when SQL is counted, else 0
-	reset        string
-	endpoints    []string
-	mocks        []string
-	mockTiming   string
-	onMiss       string
-	caDir        string
-	postgres     string
-	pgTLS        pgTLSOptions
-	sqlTraced    bool
-	timeout      time.Duration
-	maxInFlight  int
-	startTimeout time.Duration
+	vus        int
+	rate       string
+	duration   time.Duration
+	warmup     time.Duration
+	slices     int
+	sequential bool
+	reset      string
+	out        string
+	formats    []string
 
-	goals   []string
-	out     string
-	formats []string
-
-	// changed reports whether a flag was given on the command line; nil
-	// (programmatic use) means none was.
+	// changed reports whether a flag was given on the command line.
 	changed func(name string) bool
 	// progress draws a live progress line on stderr (a terminal).
 	progress bool
@@ -77,30 +44,10 @@ const (
 	compareDefaultVUs      = 4
 	compareDefaultDuration = 20 * time.Second
 	compareDefaultWarmup   = time.Second
-	compareDefaultExplain  = 3
-	compareDefaultStart    = 60 * time.Second
 )
 
-// newCompareOptions returns the options with the flags' defaults.
-func newCompareOptions() *compareOptions {
-	return &compareOptions{
-		baseline:     compareSide{name: "baseline"},
-		candidate:    compareSide{name: "candidate"},
-		vus:          compareDefaultVUs,
-		duration:     compareDefaultDuration,
-		warmup:       compareDefaultWarmup,
-		explain:      -1,
-		mockTiming:   mock.TimingNone,
-		onMiss:       mock.OnMissError,
-		timeout:      replayer.DefaultTimeout,
-		maxInFlight:  replayer.DefaultMaxInFlight,
-		startTimeout: compareDefaultStart,
-		formats:      []string{"text"},
-	}
-}
-
 func newCmdCompare(s streams) *cobra.Command {
-	opts := newCompareOptions()
+	opts := &compareOptions{}
 	cmd := &cobra.Command{
 		Use: "compare --snapshot SNAP (--baseline-url URL | --baseline-cmd CMD) (--candidate-url URL | --candidate-cmd CMD) [flags]\n" +
 			"  replay compare RUN_A RUN_B [--format F]... [--goal G]... [--out DIR]",
@@ -136,63 +83,23 @@ func newCmdCompare(s streams) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.snapshot, "snapshot", "", "snapshot `FILE` to replay")
-	f.StringVar(&opts.baseline.url, "baseline-url", "", "base `URL` of the baseline build (you start it)")
-	f.StringVar(&opts.baseline.cmd, "baseline-cmd", "", "`COMMAND` that starts the baseline build (sh -c; must listen on $PORT)")
-	f.StringVar(&opts.candidate.url, "candidate-url", "", "base `URL` of the candidate build (you start it)")
-	f.StringVar(&opts.candidate.cmd, "candidate-cmd", "", "`COMMAND` that starts the candidate build (sh -c; must listen on $PORT)")
-	f.StringArrayVar(&opts.baseline.env, "baseline-env", nil, "`KEY=VALUE` for --baseline-cmd (repeatable)")
-	f.StringArrayVar(&opts.candidate.env, "candidate-env", nil, "`KEY=VALUE` for --candidate-cmd (repeatable)")
+	opts.replayFlags.addFlags(f)
+	opts.baseline.addFlags(f, "baseline")
+	opts.candidate.addFlags(f, "candidate")
 	f.StringArrayVar(&opts.env, "env", nil, "`KEY=VALUE` for both build commands (repeatable; --baseline-env/--candidate-env win)")
-	f.StringArrayVar(&opts.baseline.headers, "baseline-header", nil, "add or replace header `'K: V'` on the baseline's requests (repeatable)")
-	f.StringArrayVar(&opts.candidate.headers, "candidate-header", nil, "add or replace header `'K: V'` on the candidate's requests (repeatable)")
-	f.StringArrayVar(&opts.headers, "header", nil, "add or replace header `'K: V'` on both sides' requests (repeatable)")
-	f.IntVar(&opts.vus, "vus", opts.vus, "closed model: `N` virtual users")
+	f.StringArrayVar(&opts.baselineHeaders, "baseline-header", nil, "add or replace header `'K: V'` on the baseline's requests (repeatable)")
+	f.StringArrayVar(&opts.candidateHeaders, "candidate-header", nil, "add or replace header `'K: V'` on the candidate's requests (repeatable)")
+	f.IntVar(&opts.vus, "vus", compareDefaultVUs, "closed model: `N` virtual users")
 	f.StringVar(&opts.rate, "rate", "", "open model instead: `R` requests per unit (200/s, 1000/m)")
-	f.DurationVar(&opts.duration, "duration", opts.duration, "load time `D` per side")
-	f.DurationVar(&opts.warmup, "warmup", opts.warmup, "load each side for `D` before measuring (results discarded; 0: none)")
+	f.DurationVar(&opts.duration, "duration", compareDefaultDuration, "load time `D` per side")
+	f.DurationVar(&opts.warmup, "warmup", compareDefaultWarmup, "load each side for `D` before measuring (results discarded; 0: none)")
 	f.IntVar(&opts.slices, "slices", 0, "interleave each side's load in `N` slices (default: one per second of --duration, 10 to 20)")
 	f.BoolVar(&opts.sequential, "sequential", false, "load the baseline, then the candidate, instead of interleaving")
-	f.Var(autoInt{&opts.explain}, "explain", "replay `N` requests of every endpoint one at a time on each side first, for exact SQL counts (default 3 with --postgres, else 0)")
 	f.StringVar(&opts.reset, "reset", "", "`COMMAND` (sh -c) that restores the data, run before each side's explain phase and before the load")
-	f.StringArrayVar(&opts.endpoints, "endpoint", nil, "replay only `ENDPOINT` ('GET /orders/{id}', a glob 'GET /orders*', or a path glob '/orders/*'; repeatable)")
-	f.StringArrayVar(&opts.mocks, "mock", nil, "mock upstream `HOST:PORT` from the snapshot on each side (repeatable; 'all' mocks every recorded upstream)")
-	f.StringVar(&opts.mockTiming, "mock-timing", opts.mockTiming, "`WHEN` mocks answer: none (at once) or recorded (after the recorded duration)")
-	f.StringVar(&opts.onMiss, "on-miss", opts.onMiss, "`WHAT` happens to a request a mock cannot answer: error (it fails) or passthrough (the real upstream answers)")
-	f.StringVar(&opts.caDir, "ca-dir", "", "`DIR` of replay's CA for mocking HTTPS (default $XDG_CONFIG_HOME/replay/ca or ~/.config/replay/ca)")
-	f.StringVar(&opts.postgres, "postgres", "", "count SQL per request: `[LISTEN=]HOST:PORT` puts a SQL counter per side in front of PostgreSQL at HOST:PORT")
-	opts.pgTLS.addFlags(f, "postgres-")
-	f.BoolVar(&opts.sqlTraced, "sql-traced", false, "the builds put each request's traceparent in their SQL comments (sqlcommenter): count SQL under load too")
-	f.DurationVar(&opts.timeout, "timeout", opts.timeout, "per-request timeout `D`")
-	f.IntVar(&opts.maxInFlight, "max-inflight", opts.maxInFlight, "at most `N` requests in flight per side (and connections); raised to --vus")
-	f.DurationVar(&opts.startTimeout, "start-timeout", opts.startTimeout, "wait at most `D` for each build to answer")
-	f.StringArrayVar(&opts.goals, "goal", nil, "goal `G` the candidate must meet, e.g. 'p95<500ms', 'GET /orders: sql<=5' (repeatable)")
 	f.StringVar(&opts.out, "out", "", "`DIR` for the run files, build logs and reports (default ./replay-compare-TIMESTAMP; offline: no files)")
-	f.StringArrayVar(&opts.formats, "format", opts.formats, "output `FORMAT`: text, json, markdown, junit or html (repeatable or comma-separated; the first goes to stdout, each to DIR/report.EXT)")
+	f.StringArrayVar(&opts.formats, "format", []string{"text"}, "output `FORMAT`: text, json, markdown, junit or html (repeatable or comma-separated; the first goes to stdout, each to DIR/report.EXT)")
 	return cmd
 }
-
-// autoInt is an int flag whose negative value means "chosen from the other
-// flags"; its help shows no default.
-type autoInt struct{ v *int }
-
-func (a autoInt) String() string {
-	if a.v == nil || *a.v < 0 {
-		return ""
-	}
-	return strconv.Itoa(*a.v)
-}
-
-func (a autoInt) Set(s string) error {
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
-		return fmt.Errorf("want a number of 0 or more, got %q", s)
-	}
-	*a.v = n
-	return nil
-}
-
-func (a autoInt) Type() string { return "int" }
 
 const compareLong = `compare replays the same recorded requests against a baseline and a candidate
 build, with the same mocks and the same real database, and compares them

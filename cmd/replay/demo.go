@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -19,6 +20,10 @@ import (
 	"github.com/replaykit/replay/examples/orders/catalog"
 	"github.com/replaykit/replay/internal/ca"
 	"github.com/replaykit/replay/internal/pgtest"
+	"github.com/replaykit/replay/mock"
+	"github.com/replaykit/replay/replayer"
+	"github.com/replaykit/replay/report"
+	"github.com/replaykit/replay/session"
 )
 
 // The demo's fixed names.
@@ -149,21 +154,7 @@ func demoRun(ctx context.Context, opts *demoOptions) error {
 	}
 
 	step("Comparing APP_SLOW=0 (baseline) with APP_SLOW=1 (candidate): %s of load each, interleaved", opts.duration)
-	cmp := newCompareOptions()
-	cmp.snapshot = snap
-	build := shellQuote(opts.self) + " demo orders"
-	cmp.env = []string{"DATABASE_URL=" + dbURL, "CATALOG_URL=https://" + demoCatalogHost}
-	cmp.baseline.cmd, cmp.baseline.env = build, []string{"APP_SLOW=0"}
-	cmp.candidate.cmd, cmp.candidate.env = build, []string{"APP_SLOW=1"}
-	cmp.mocks = []string{demoCatalog}
-	cmp.postgres = "127.0.0.1:0=" + pg.Addr()
-	cmp.reset = fmt.Sprintf("DATABASE_URL=%s %s demo reset --orders %d", shellQuote(dbURL), shellQuote(opts.self), demoOrders)
-	cmp.caDir = filepath.Join(opts.out, "ca")
-	cmp.duration = opts.duration
-	cmp.out = filepath.Join(opts.out, "compare")
-	cmp.formats = []string{"text", "markdown", "json", "junit", "html"}
-	cmp.progress = opts.progress
-	rep, err := compareRun(ctx, cmp, streams{out: w, err: opts.stderr})
+	rep, err := demoCompare(ctx, opts, snap, dbURL, pg.Addr())
 	if err != nil {
 		return err
 	}
@@ -244,4 +235,45 @@ func demoFreePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// demoCompare compares APP_SLOW=0 with APP_SLOW=1 through the session
+// library, as `replay compare` would with the demo's flags, and writes the
+// report in every format.
+func demoCompare(ctx context.Context, opts *demoOptions, snap, dbURL, dbAddr string) (*report.ComparisonReport, error) {
+	inbound, outbound, err := loadExchanges(ctx, snap, true)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	authority, err := ca.LoadOrCreate(filepath.Join(opts.out, "ca"))
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	build := shellQuote(opts.self) + " demo orders"
+	reset := fmt.Sprintf("DATABASE_URL=%s %s demo reset --orders %d", shellQuote(dbURL), shellQuote(opts.self), demoOrders)
+	plan := replayer.ComparePlan{Load: replayer.LoadPlan{VUs: compareDefaultVUs, Duration: opts.duration}, Explain: defaultExplain, Warmup: compareDefaultWarmup}
+	settings := map[string]string{
+		"model": "closed", report.SettingVUs: strconv.Itoa(compareDefaultVUs), report.SettingDuration: opts.duration.String(),
+		report.SettingLoad: fmt.Sprintf("closed model, %d VUs, %s per side", compareDefaultVUs, opts.duration),
+		"order":            "interleaved", "slices": strconv.Itoa(replayer.DefaultSlices(opts.duration)), "warmup": plan.Warmup.String(),
+		"explain": strconv.Itoa(defaultExplain), "timeout": replayer.DefaultTimeout.String(),
+		"mock": demoCatalog, "mock_timing": mock.TimingNone, "on_miss": mock.OnMissError, "postgres": dbAddr, "reset": reset,
+	}
+	cfg := session.CompareConfig{
+		Config: session.Config{
+			Snapshot: snap, Inbound: inbound, Settings: settings,
+			Env:      []string{"DATABASE_URL=" + dbURL, "CATALOG_URL=https://" + demoCatalogHost},
+			Mock:     &mock.Config{Exchanges: outbound, Services: []string{demoCatalog}},
+			CA:       authority,
+			Postgres: &session.Postgres{Upstream: dbAddr},
+			Warn:     func(err error) { fmt.Fprintf(opts.stderr, "replay: warning: %v\n", err) },
+		},
+		Baseline:  session.SideConfig{Name: "baseline", Cmd: build, Env: []string{"APP_SLOW=0"}},
+		Candidate: session.SideConfig{Name: "candidate", Cmd: build, Env: []string{"APP_SLOW=1"}},
+		Dir:       filepath.Join(opts.out, "compare"),
+		Plan:      plan,
+		Reset:     reset,
+	}
+	formats := []report.Format{report.Text, report.Markdown, report.JSON, report.JUnit, report.HTML}
+	return runComparison(ctx, cfg, formats, streams{out: opts.stdout, err: opts.stderr}, opts.progress)
 }

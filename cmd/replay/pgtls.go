@@ -63,25 +63,34 @@ func (o *pgTLSOptions) validate(cmd string, withPostgres bool) error {
 	return nil
 }
 
-// set puts the TLS configurations into cfg; caDir is replay's CA (the
-// default one when empty) and listen the address the counter listens on,
-// whose host names the certificate for clients that send no server name.
+// set puts the TLS configurations into cfg (see configs).
 func (o *pgTLSOptions) set(cfg *sqlcount.Config, caDir, listen string) error {
+	client, upstream, err := o.configs(caDir, listen)
+	cfg.ClientTLS, cfg.UpstreamTLS = client, upstream
+	return err
+}
+
+// configs returns the TLS configurations of a SQL counter: toward the app
+// (nil in the clear) and toward the server (nil in the clear). caDir is
+// replay's CA (the default one when empty) and listen the address the
+// counter listens on, whose host names the certificate for clients that
+// send no server name.
+func (o *pgTLSOptions) configs(caDir, listen string) (client, upstream *tls.Config, err error) {
 	if o.offer {
 		authority, err := ca.LoadOrCreate(caDir)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		host, _, _ := net.SplitHostPort(listen)
 		if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
 			host = "127.0.0.1"
 		}
-		cfg.ClientTLS = authority.TLSConfig(host)
+		client = authority.TLSConfig(host)
 	}
 	switch o.upstream {
 	case pgTLSRequire:
 		// As libpq's sslmode=require: encrypted, whoever answers.
-		cfg.UpstreamTLS = &tls.Config{InsecureSkipVerify: true}
+		upstream = &tls.Config{InsecureSkipVerify: true}
 	case pgTLSVerifyFull:
 		roots, err := x509.SystemCertPool()
 		if err != nil || roots == nil {
@@ -90,15 +99,15 @@ func (o *pgTLSOptions) set(cfg *sqlcount.Config, caDir, listen string) error {
 		if o.upstreamCA != "" {
 			pem, err := os.ReadFile(o.upstreamCA)
 			if err != nil {
-				return fmt.Errorf("--%supstream-tls-ca: %w", o.prefix, err)
+				return nil, nil, fmt.Errorf("--%supstream-tls-ca: %w", o.prefix, err)
 			}
 			if !roots.AppendCertsFromPEM(pem) {
-				return fmt.Errorf("--%supstream-tls-ca %s: no PEM certificate in it", o.prefix, o.upstreamCA)
+				return nil, nil, fmt.Errorf("--%supstream-tls-ca %s: no PEM certificate in it", o.prefix, o.upstreamCA)
 			}
 		}
-		cfg.UpstreamTLS = &tls.Config{RootCAs: roots}
+		upstream = &tls.Config{RootCAs: roots}
 	}
-	return nil
+	return client, upstream, nil
 }
 
 // clientNote and upstreamNote describe the TLS of each side for the line a

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/replaykit/replay/analyzer"
 	"github.com/replaykit/replay/report"
+	"github.com/replaykit/replay/session"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -98,7 +98,7 @@ func reportRunFile(ctx context.Context, path string, extra []analyzer.Goal) (*re
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	defer run.Close()
-	goals, err := recordedGoals(run.Info())
+	goals, err := session.RecordedGoals(run.Info())
 	if err != nil {
 		return nil, fmt.Errorf("report: %s: %w", path, err)
 	}
@@ -115,37 +115,9 @@ func reportRunFile(ctx context.Context, path string, extra []analyzer.Goal) (*re
 
 // reportComparison builds the report of a comparison's output directory.
 func reportComparison(ctx context.Context, dir string, extra []analyzer.Goal) (*report.ComparisonReport, error) {
-	base, cand := filepath.Join(dir, compareBaselineRun), filepath.Join(dir, compareCandidateRun)
-	if !fileExists(base) || !fileExists(cand) {
-		return nil, fmt.Errorf("report: %s holds no %s and %s: not the output directory of replay compare", dir, compareBaselineRun, compareCandidateRun)
-	}
-	run, err := snapshots.OpenRun(cand)
+	rep, err := session.LoadComparison(ctx, dir, extra)
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
-	}
-	goals, err := recordedGoals(run.Info())
-	run.Close()
-	if err != nil {
-		return nil, fmt.Errorf("report: %s: %w", cand, err)
-	}
-	rep, err := compareRunFiles(ctx, base, cand, append(goals, extra...))
-	if err != nil {
-		return nil, err
-	}
-	rep.Artifacts = []report.Artifact{{Name: "baseline run", Path: base}, {Name: "candidate run", Path: cand}}
-	for _, a := range []report.Artifact{
-		{Name: "baseline build log", Path: filepath.Join(dir, "baseline.log")},
-		{Name: "candidate build log", Path: filepath.Join(dir, "candidate.log")},
-		{Name: "reset log", Path: filepath.Join(dir, compareResetLog)},
-	} {
-		if fileExists(a.Path) {
-			rep.Artifacts = append(rep.Artifacts, a)
-		}
-	}
-	for _, f := range report.Formats() {
-		if p := filepath.Join(dir, reportFile(f)); fileExists(p) {
-			rep.Artifacts = append(rep.Artifacts, report.Artifact{Name: reportName(f), Path: p})
-		}
 	}
 	return rep, nil
 }

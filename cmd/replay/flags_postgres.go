@@ -1,0 +1,96 @@
+package main
+
+import (
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/replaykit/replay/session"
+)
+
+// postgresFlags put a SQL counter in front of PostgreSQL: --postgres and its
+// TLS flags, the same forms on `record`, `run` and `compare`.
+type postgresFlags struct {
+	spec string
+	tls  pgTLSOptions
+}
+
+func (p *postgresFlags) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&p.spec, "postgres", "", "count SQL per request: `[LISTEN=]HOST:PORT` puts a SQL counter (one per side) on LISTEN in front of PostgreSQL at HOST:PORT; "+
+		"LISTEN defaults to a free loopback port; for two sides it is \"A,B\", or one address whose port P is the baseline's and P+1 the candidate's")
+	p.tls.addFlags(f, "postgres-")
+}
+
+func (p *postgresFlags) used() bool { return p.spec != "" }
+
+// parse reads --postgres for sides sides (1 for record and run, 2 for
+// compare): the address each side's counter listens on and the server's.
+// Its errors are usage errors prefixed with cmd.
+func (p *postgresFlags) parse(cmd string, sides int) (listen []string, server string, err error) {
+	if err := p.tls.validate(cmd, p.used()); err != nil {
+		return nil, "", err
+	}
+	if !p.used() {
+		return nil, "", nil
+	}
+	bad := usagef("%s: --postgres %q: want HOST:PORT of PostgreSQL, or LISTEN=HOST:PORT, e.g. 127.0.0.1:5432 or 127.0.0.1:6543=127.0.0.1:5432", cmd, p.spec)
+	l, server, ok := strings.Cut(p.spec, "=")
+	if !ok {
+		l, server = "127.0.0.1:0", p.spec
+	}
+	if h, port, err := net.SplitHostPort(server); err != nil || h == "" || port == "" {
+		return nil, "", bad
+	}
+	if a, b, two := strings.Cut(l, ","); two {
+		if sides != 2 {
+			return nil, "", usagef("%s: --postgres %q: LISTEN is one address here (A,B is for the two sides of compare)", cmd, p.spec)
+		}
+		listen = []string{strings.TrimSpace(a), strings.TrimSpace(b)}
+	} else {
+		host, port, err := net.SplitHostPort(l)
+		if err != nil {
+			return nil, "", bad
+		}
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 0 || n > 65535-(sides-1) {
+			return nil, "", bad
+		}
+		for i := range sides {
+			next := 0
+			if n > 0 {
+				next = n + i
+			}
+			listen = append(listen, net.JoinHostPort(host, strconv.Itoa(next)))
+		}
+	}
+	for _, a := range listen {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return nil, "", bad
+		}
+	}
+	return listen, server, nil
+}
+
+// config returns the SQL counter of a session: the server, and TLS as the
+// flags ask, with certificates from the CA in caDir; listen is where the
+// first counter listens (its host names the certificate).
+func (p *postgresFlags) config(server, listen, caDir string) (*session.Postgres, error) {
+	client, upstream, err := p.tls.configs(caDir, listen)
+	if err != nil {
+		return nil, err
+	}
+	return &session.Postgres{Upstream: server, ClientTLS: client, UpstreamTLS: upstream}, nil
+}
+
+// settings records the flags in a run file's settings.
+func (p *postgresFlags) settings(server string, put func(k, v string)) {
+	put("postgres", server)
+	if p.tls.offer {
+		put("postgres_tls", "offered")
+	}
+	if p.tls.upstreamOn() {
+		put("postgres_upstream_tls", p.tls.upstream)
+	}
+}

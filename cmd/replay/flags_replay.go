@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/replaykit/replay/analyzer"
+	"github.com/replaykit/replay/replayer"
+	"github.com/replaykit/replay/session"
+	"github.com/replaykit/replay/snapshots"
+)
+
+// defaultExplain is --explain when SQL is counted and it is not given.
+const defaultExplain = 3
+
+// replayFlags are the flags `replay run` and `replay compare` share: what
+// is replayed, the mocks, the SQL counters, the limits and the goals.
+type replayFlags struct {
+	snapshot     string
+	endpoints    []string
+	headers      []string
+	mock         mockFlags
+	postgres     postgresFlags
+	sqlTraced    bool
+	explain      int // negative: defaultExplain when SQL is counted, else 0
+	timeout      time.Duration
+	maxInFlight  int
+	startTimeout time.Duration
+	goals        []string
+}
+
+func (r *replayFlags) addFlags(f *pflag.FlagSet) {
+	r.explain = -1
+	f.StringVar(&r.snapshot, "snapshot", "", "snapshot `FILE` to replay")
+	f.StringArrayVar(&r.endpoints, "endpoint", nil, "replay only `ENDPOINT` ('GET /orders/{id}', a glob 'GET /orders*', or a path glob '/orders/*'; repeatable)")
+	f.StringArrayVar(&r.headers, "header", nil, "add or replace header `'K: V'` on every request (repeatable)")
+	r.mock.addFlags(f)
+	r.postgres.addFlags(f)
+	f.BoolVar(&r.sqlTraced, "sql-traced", false, "the build puts each request's traceparent in its SQL comments (sqlcommenter): count SQL under load too")
+	f.Var(autoInt{&r.explain}, "explain", "replay `N` requests of every endpoint one at a time first (on each side), for exact SQL counts (default 3 with --postgres, else 0)")
+	f.DurationVar(&r.timeout, "timeout", replayer.DefaultTimeout, "per-request timeout `D`")
+	f.IntVar(&r.maxInFlight, "max-inflight", replayer.DefaultMaxInFlight, "at most `N` requests in flight (and connections), per side; raised to --vus")
+	f.DurationVar(&r.startTimeout, "start-timeout", session.DefaultStartTimeout, "wait at most `D` for each build to answer")
+	f.StringArrayVar(&r.goals, "goal", nil, "goal `G` the run (the candidate) must meet, e.g. 'p95<500ms', 'success>99%', 'GET /orders: sql<=5' (repeatable)")
+}
+
+// replaySetup is the validated form of replayFlags.
+type replaySetup struct {
+	pgListen []string // per side
+	pgServer string
+	explain  int
+	goals    []analyzer.Goal
+}
+
+// validate checks the flags for sides sides; its errors are usage errors
+// prefixed with cmd.
+func (r *replayFlags) validate(cmd string, sides int) (*replaySetup, error) {
+	su := &replaySetup{}
+	for _, e := range r.endpoints {
+		if !strings.ContainsAny(e, "/*") {
+			return nil, usagef("%s: --endpoint %q: want 'METHOD /path' or '/path' (globs * and ? allowed)", cmd, e)
+		}
+	}
+	if err := r.mock.validate(cmd); err != nil {
+		return nil, err
+	}
+	var err error
+	if su.pgListen, su.pgServer, err = r.postgres.parse(cmd, sides); err != nil {
+		return nil, err
+	}
+	switch {
+	case r.timeout <= 0:
+		return nil, usagef("%s: --timeout %s: want a positive duration", cmd, r.timeout)
+	case r.maxInFlight <= 0:
+		return nil, usagef("%s: --max-inflight %d: want at least 1", cmd, r.maxInFlight)
+	case r.startTimeout <= 0:
+		return nil, usagef("%s: --start-timeout %s: want a positive duration", cmd, r.startTimeout)
+	}
+	su.explain = r.explain
+	if su.explain < 0 {
+		su.explain = 0
+		if r.postgres.used() {
+			su.explain = defaultExplain
+		}
+	}
+	if su.goals, err = analyzer.ParseGoals(r.goals); err != nil {
+		return nil, usagef("%s: --goal: %v", cmd, err)
+	}
+	return su, nil
+}
+
+// config loads the snapshot and returns the session's shared config; its
+// errors are prefixed with cmd.
+func (r *replayFlags) config(ctx context.Context, cmd string, su *replaySetup) (session.Config, error) {
+	c := session.Config{Snapshot: r.snapshot, Endpoints: r.endpoints, Timeout: r.timeout, MaxInFlight: r.maxInFlight,
+		SQLTraced: r.sqlTraced, StartTimeout: r.startTimeout}
+	var outbound []*snapshots.Exchange
+	var err error
+	c.Inbound, outbound, err = loadExchanges(ctx, r.snapshot, r.mock.used())
+	if err != nil {
+		return c, fmt.Errorf("%s: %w", cmd, err)
+	}
+	if c.Mock, c.CA, err = r.mock.config(outbound); err != nil {
+		return c, fmt.Errorf("%s: %w", cmd, err)
+	}
+	if su.pgServer != "" {
+		if c.Postgres, err = r.postgres.config(su.pgServer, su.pgListen[0], r.mock.caDir); err != nil {
+			return c, fmt.Errorf("%s: sqlcount: %w", cmd, err)
+		}
+	}
+	return c, nil
+}
+
+// settings records the shared flags in the run files' settings.
+func (r *replayFlags) settings(su *replaySetup, put func(k, v string)) {
+	put("timeout", r.timeout.String())
+	if su.explain > 0 {
+		put("explain", strconv.Itoa(su.explain))
+	}
+	put("endpoints", strings.Join(r.endpoints, ", "))
+	put("goals", strings.Join(r.goals, "; "))
+	r.mock.settings(put)
+	r.postgres.settings(su.pgServer, put)
+}
+
+// loadExchanges reads the snapshot's inbound exchanges, and its outbound
+// ones when they are to be mocked.
+func loadExchanges(ctx context.Context, path string, outboundToo bool) (inbound, outbound []*snapshots.Exchange, err error) {
+	snap, err := snapshots.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer snap.Close()
+	for e, err := range snap.Exchanges(ctx, snapshots.Filter{}) {
+		if err != nil {
+			return nil, nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		switch {
+		case e.Direction == snapshots.Inbound:
+			inbound = append(inbound, e)
+		case outboundToo:
+			outbound = append(outbound, e)
+		}
+	}
+	if len(inbound) == 0 {
+		return nil, nil, fmt.Errorf("%s holds no inbound requests to replay", path)
+	}
+	return inbound, outbound, nil
+}
+
+// autoInt is an int flag whose negative value means "chosen from the other
+// flags"; its help shows no default.
+type autoInt struct{ v *int }
+
+func (a autoInt) String() string {
+	if a.v == nil || *a.v < 0 {
+		return ""
+	}
+	return strconv.Itoa(*a.v)
+}
+
+func (a autoInt) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return fmt.Errorf("want a number of 0 or more, got %q", s)
+	}
+	*a.v = n
+	return nil
+}
+
+func (a autoInt) Type() string { return "int" }

@@ -1,0 +1,86 @@
+// Package redact keeps secrets out of what replay writes about a run: the
+// one list of secret-looking names for the whole tool, and the masking of
+// environment entries, headers and URLs for run files and reports.
+//
+// It does not redact recorded traffic (the recorder does, by header name).
+package redact
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Mask replaces a secret value.
+const Mask = "[REDACTED]"
+
+// secretWords are the parts of a header or variable name that suggest its
+// value is a secret.
+var secretWords = []string{"auth", "cookie", "token", "secret", "password", "passwd", "key", "session", "signature", "credential"}
+
+// SecretName reports whether a header or variable name suggests a secret
+// value (Authorization, X-Api-Key, DB_PASSWORD, SESSION_ID, …).
+func SecretName(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range secretWords {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// URL masks the password of a URL with one, e.g.
+// postgres://u:xxxxx@host/db; other text comes back as it is.
+func URL(v string) string {
+	if !strings.Contains(v, "://") {
+		return v
+	}
+	if u, err := url.Parse(v); err == nil && u.User != nil {
+		if _, has := u.User.Password(); has {
+			return u.Redacted()
+		}
+	}
+	return v
+}
+
+// Env returns KEY=VALUE entries fit for a report: secret-looking values
+// masked, passwords in URLs masked, values with spaces or shell
+// metacharacters quoted.
+func Env(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if SecretName(k) {
+			v = Mask
+		} else {
+			v = URL(v)
+		}
+		if strings.ContainsAny(v, " \t'\"$`\\") {
+			v = "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
+		}
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// Headers formats h for a report, "Name: value; Name: value" sorted by
+// name, with secret-looking values masked; empty when h is.
+func Headers(h http.Header) string {
+	var hs []string
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		for k := range h {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		v := strings.Join(h.Values(k), ", ")
+		if SecretName(k) {
+			v = Mask
+		}
+		hs = append(hs, k+": "+v)
+	}
+	return strings.Join(hs, "; ")
+}

@@ -1,0 +1,152 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/replaykit/replay/analyzer"
+	"github.com/replaykit/replay/replayer"
+	"github.com/replaykit/replay/report"
+)
+
+// Files of a comparison's directory.
+const (
+	BaselineRun  = "baseline.run"
+	CandidateRun = "candidate.run"
+	ResetLog     = "reset.log"
+)
+
+// CompareConfig is a comparison of two sides.
+type CompareConfig struct {
+	Config
+	// Baseline and Candidate are the two builds. Their run files default
+	// to Dir/baseline.run and Dir/candidate.run, build logs to
+	// Dir/NAME.log.
+	Baseline, Candidate SideConfig
+	// Dir receives the run files, build logs and reset log; created when
+	// missing. Required unless both sides name their files.
+	Dir string
+	// Plan is how the sides are measured (interleaved slices or
+	// sequential, explain phase, warmup); its Reset, when nil, runs the
+	// Reset command, and Plan.Progress is told how it goes.
+	Plan replayer.ComparePlan
+	// Reset, when set, is a shell command that restores the data before
+	// each side's explain phase and before the load (see ResetCommand); its
+	// output goes to Dir/reset.log.
+	Reset string
+	// Goals are checked against the candidate (none is fine).
+	Goals []analyzer.Goal
+}
+
+// CompareResult is what a comparison saw.
+type CompareResult struct {
+	// Report is the comparison with goals and files (run files, build
+	// logs, reset log).
+	Report *report.ComparisonReport
+	// Stats are each side's load counts.
+	Stats replayer.CompareStats
+	// Sides are the two sides as they ended, baseline first: their mock
+	// misses and miss logs, addresses and build logs. Everything they ran
+	// is stopped.
+	Sides [2]*Side
+}
+
+// Compare replays the same requests against a baseline and a candidate,
+// each with its own mock and SQL counter, under one plan (see
+// replayer.Compare), then compares the two run files. Canceling ctx stops
+// it with an error; the run files keep what was measured.
+func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
+	sides, err := cfg.prepare()
+	if err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
+	}
+	for _, s := range sides {
+		defer s.Close()
+	}
+	if err := startSides(ctx, "compare", sides[:]); err != nil {
+		return nil, err
+	}
+	plan := cfg.Plan
+	if plan.Reset == nil && cfg.Reset != "" {
+		plan.Reset = ResetCommand(cfg.Reset, filepath.Join(cfg.Dir, ResetLog))
+	}
+	var rs [2]replayer.Side
+	for i, s := range sides {
+		if err := s.open(plan.Load.VUs); err != nil {
+			return nil, fmt.Errorf("compare: %w", err)
+		}
+		rs[i] = replayer.Side{Name: s.sc.Name, Replayer: s.rp, Sink: s.run}
+	}
+	st, runErr := replayer.Compare(ctx, plan, rs[0], rs[1])
+	for i, s := range sides {
+		if err := s.finish([2]replayer.Stats{st.Baseline, st.Candidate}[i]); err != nil {
+			return nil, fmt.Errorf("compare: %w", err)
+		}
+	}
+	if runErr != nil {
+		if errors.Is(runErr, context.Canceled) {
+			return nil, fmt.Errorf("compare interrupted; %s and %s hold the requests completed so far", sides[0].sc.RunPath, sides[1].sc.RunPath)
+		}
+		return nil, runErr
+	}
+	rep, err := CompareFiles(ctx, sides[0].sc.RunPath, sides[1].sc.RunPath, cfg.Goals)
+	if err != nil {
+		return nil, err
+	}
+	rep.Artifacts = cfg.artifacts(sides)
+	return &CompareResult{Report: rep, Stats: st, Sides: sides}, nil
+}
+
+// prepare checks cfg, fills the sides' files from Dir and creates it.
+func (cfg *CompareConfig) prepare() ([2]*Side, error) {
+	var sides [2]*Side
+	if err := cfg.check(); err != nil {
+		return sides, err
+	}
+	scs := [2]*SideConfig{&cfg.Baseline, &cfg.Candidate}
+	for i, sc := range scs {
+		if sc.RunPath == "" && cfg.Dir != "" {
+			sc.RunPath = filepath.Join(cfg.Dir, [2]string{BaselineRun, CandidateRun}[i])
+		}
+		if sc.LogPath == "" && sc.Cmd != "" && cfg.Dir != "" {
+			sc.LogPath = filepath.Join(cfg.Dir, sc.Name+".log")
+		}
+		if err := sc.check(); err != nil {
+			return sides, err
+		}
+	}
+	if cfg.Baseline.Name == cfg.Candidate.Name {
+		return sides, fmt.Errorf("both sides are named %q", cfg.Baseline.Name)
+	}
+	if cfg.Dir != "" {
+		if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+			return sides, err
+		}
+	}
+	for _, sc := range scs {
+		if _, err := os.Stat(sc.RunPath); err == nil {
+			return sides, fmt.Errorf("%s exists: give another output directory", sc.RunPath)
+		}
+	}
+	for i, sc := range scs {
+		sides[i] = &Side{cfg: &cfg.Config, sc: *sc, paired: true}
+	}
+	return sides, nil
+}
+
+// artifacts lists the run files and logs of the comparison.
+func (cfg *CompareConfig) artifacts(sides [2]*Side) []report.Artifact {
+	a := []report.Artifact{{Name: "baseline run", Path: sides[0].sc.RunPath}, {Name: "candidate run", Path: sides[1].sc.RunPath}}
+	for _, s := range sides {
+		if s.build != nil {
+			a = append(a, report.Artifact{Name: s.sc.Name + " build log", Path: s.sc.LogPath})
+		}
+	}
+	if cfg.Reset != "" && cfg.Plan.Reset == nil {
+		a = append(a, report.Artifact{Name: "reset log", Path: filepath.Join(cfg.Dir, ResetLog)})
+	}
+	return a
+}

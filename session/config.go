@@ -1,0 +1,142 @@
+package session
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/replaykit/replay/internal/ca"
+	"github.com/replaykit/replay/mock"
+	"github.com/replaykit/replay/snapshots"
+)
+
+// DefaultStartTimeout is how long a build is waited for when
+// Config.StartTimeout is zero.
+const DefaultStartTimeout = 60 * time.Second
+
+// Config is what every side of a session shares.
+type Config struct {
+	// Snapshot is the snapshot's path, as run files record it.
+	Snapshot string
+	// Inbound are the recorded inbound requests to replay; required.
+	Inbound []*snapshots.Exchange
+	// Endpoints, when set, replay only the matching endpoints (see
+	// replayer.Config.Endpoints).
+	Endpoints []string
+	// Timeout bounds each request; zero means replayer.DefaultTimeout.
+	Timeout time.Duration
+	// MaxInFlight caps each side's requests in flight; zero means
+	// replayer.DefaultMaxInFlight. It is raised to the plan's virtual users.
+	MaxInFlight int
+	// SQLTraced says the builds put each request's traceparent in their SQL
+	// comments, so SQL is attributed under load too.
+	SQLTraced bool
+	// StartTimeout bounds the wait for each build to answer; zero means
+	// DefaultStartTimeout.
+	StartTimeout time.Duration
+	// Env holds KEY=VALUE entries for every side's build command, under
+	// the side's own SideConfig.Env.
+	Env []string
+
+	// Mock, when set, mocks the upstreams of each side with its own
+	// mock.Server made from it (its CA is set from CA); nil mocks nothing.
+	Mock *mock.Config
+	// CA is replay's CA: it intercepts HTTPS to mocked upstreams and the
+	// builds trust it. Required with Mock.
+	CA *ca.CA
+	// Postgres, when set, puts a SQL counter in front of PostgreSQL on
+	// each side; nil counts no SQL.
+	Postgres *Postgres
+
+	// Settings are recorded in every side's run file (report.Setting…
+	// keys and others); each side adds its own ("side", "cmd", "env",
+	// "headers", and how far it fell behind an open model).
+	Settings map[string]string
+	// Listening, when set, is told each side once its mock and SQL
+	// counter listen, before any build is started or waited for: a CLI
+	// tells the user how to start a build given as a URL.
+	Listening func(*Side)
+	// Warn, when set, is told what went wrong without stopping the
+	// session, e.g. a build that did not stop cleanly.
+	Warn func(error)
+}
+
+// Postgres is the SQL counter of each side, in front of one real
+// PostgreSQL server.
+type Postgres struct {
+	// Upstream is the server's HOST:PORT; required.
+	Upstream string
+	// ClientTLS, when set, is offered to the builds' connections (apps that
+	// insist on sslmode=require); nil speaks in the clear.
+	ClientTLS *tls.Config
+	// UpstreamTLS, when set, encrypts every connection to the server; nil
+	// speaks in the clear.
+	UpstreamTLS *tls.Config
+}
+
+// SideConfig is one side: the build and what is particular to it.
+type SideConfig struct {
+	// Name labels the side in run files, errors and progress, e.g.
+	// "baseline"; required.
+	Name string
+	// URL is the base URL of a build the user runs; Cmd a command replay
+	// starts (/bin/sh -c, listening on $PORT) and stops. Exactly one.
+	URL, Cmd string
+	// Env holds KEY=VALUE entries for Cmd, over Config.Env.
+	Env []string
+	// Header is added to (or replaces in) every request of the side.
+	Header http.Header
+	// RunPath is the run file to create (it must not exist); Compare
+	// fills it from its Dir when empty.
+	RunPath string
+	// LogPath receives a Cmd build's output; empty means RunPath +
+	// ".build.log" (Run) or DIR/NAME.log (Compare).
+	LogPath string
+	// MockListen is where the side's mock listens; empty means
+	// 127.0.0.1:0.
+	MockListen string
+	// PostgresListen is where the side's SQL counter listens; empty means
+	// 127.0.0.1:0.
+	PostgresListen string
+}
+
+// check reports a config that cannot run.
+func (c *Config) check() error {
+	switch {
+	case len(c.Inbound) == 0:
+		return fmt.Errorf("%s holds no inbound requests to replay", c.Snapshot)
+	case c.Mock != nil && c.CA == nil:
+		return errors.New("mocking upstreams needs replay's CA (Config.CA)")
+	case c.Postgres != nil && c.Postgres.Upstream == "":
+		return errors.New("counting SQL needs the PostgreSQL server's address (Postgres.Upstream)")
+	}
+	return nil
+}
+
+func (sc *SideConfig) check() error {
+	switch {
+	case sc.Name == "":
+		return errors.New("a side needs a name")
+	case (sc.URL == "") == (sc.Cmd == ""):
+		return fmt.Errorf("%s: give the build as a URL or as a command, one of the two", sc.Name)
+	case sc.RunPath == "":
+		return fmt.Errorf("%s: no run file to write", sc.Name)
+	}
+	return nil
+}
+
+func (c *Config) startTimeout() time.Duration {
+	if c.StartTimeout > 0 {
+		return c.StartTimeout
+	}
+	return DefaultStartTimeout
+}
+
+func orLoopback(addr string) string {
+	if addr == "" {
+		return "127.0.0.1:0"
+	}
+	return addr
+}

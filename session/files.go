@@ -1,0 +1,119 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/replaykit/replay/analyzer"
+	"github.com/replaykit/replay/report"
+	"github.com/replaykit/replay/snapshots"
+)
+
+// CompareFiles compares two run files, the baseline first, and checks
+// goals against the candidate. The report lists the two run files.
+func CompareFiles(ctx context.Context, basePath, candPath string, goals []analyzer.Goal) (*report.ComparisonReport, error) {
+	base, err := snapshots.OpenRun(basePath)
+	if err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
+	}
+	defer base.Close()
+	cand, err := snapshots.OpenRun(candPath)
+	if err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
+	}
+	defer cand.Close()
+	c, err := analyzer.CompareRuns(ctx, base, cand, analyzer.SummarizeOptions{}, analyzer.CompareOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
+	}
+	if n := failureNote(c); n != "" {
+		c.Notes = append(c.Notes, n)
+	}
+	return &report.ComparisonReport{Comparison: c, Goals: analyzer.Check(c.Candidate, goals),
+		Artifacts: []report.Artifact{{Name: "baseline run", Path: basePath}, {Name: "candidate run", Path: candPath}}}, nil
+}
+
+// failureNote warns when many requests failed on either side: the
+// comparison then compares failures, whatever its verdict says.
+func failureNote(c *analyzer.Comparison) string {
+	const many = 5.0 // percent
+	var parts []string
+	for i, s := range []*analyzer.Summary{c.Baseline, c.Candidate} {
+		side := [2]string{"baseline", "candidate"}[i]
+		o := s.Overall
+		if o == nil || o.Requests == 0 || o.FailureRate() < many {
+			continue
+		}
+		part := fmt.Sprintf("%s of the %s's %s requests failed", analyzer.FormatPercent(o.FailureRate()), side, strconv.FormatInt(o.Requests, 10))
+		if len(o.Failures) > 0 {
+			part += fmt.Sprintf(" (most often %s)", o.Failures[0])
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ") + ": check the builds' logs and the data (--reset) before trusting the latency figures"
+}
+
+// LoadComparison compares again the run files of a comparison's directory
+// (Compare's Dir), with the goals the comparison was given and extra ones
+// checked against the candidate; the report lists the files in dir,
+// reports included (report.EXT).
+func LoadComparison(ctx context.Context, dir string, extra []analyzer.Goal) (*report.ComparisonReport, error) {
+	base, cand := filepath.Join(dir, BaselineRun), filepath.Join(dir, CandidateRun)
+	if !fileExists(base) || !fileExists(cand) {
+		return nil, fmt.Errorf("%s holds no %s and %s: not the output directory of replay compare", dir, BaselineRun, CandidateRun)
+	}
+	run, err := snapshots.OpenRun(cand)
+	if err != nil {
+		return nil, err
+	}
+	goals, err := RecordedGoals(run.Info())
+	run.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cand, err)
+	}
+	rep, err := CompareFiles(ctx, base, cand, append(goals, extra...))
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range []report.Artifact{
+		{Name: "baseline build log", Path: filepath.Join(dir, "baseline.log")},
+		{Name: "candidate build log", Path: filepath.Join(dir, "candidate.log")},
+		{Name: "reset log", Path: filepath.Join(dir, ResetLog)},
+	} {
+		if fileExists(a.Path) {
+			rep.Artifacts = append(rep.Artifacts, a)
+		}
+	}
+	for _, f := range report.Formats() {
+		if p := filepath.Join(dir, f.FileName()); fileExists(p) {
+			rep.Artifacts = append(rep.Artifacts, report.Artifact{Name: f.Title(), Path: p})
+		}
+	}
+	return rep, nil
+}
+
+// RecordedGoals parses the goals a run file recorded in its settings
+// ("goals", joined with "; ").
+func RecordedGoals(info snapshots.RunInfo) ([]analyzer.Goal, error) {
+	v := strings.TrimSpace(info.Settings["goals"])
+	if v == "" {
+		return nil, nil
+	}
+	goals, err := analyzer.ParseGoals(strings.Split(v, "; "))
+	if err != nil {
+		return nil, fmt.Errorf("goals recorded in the %s run: %w", info.Name, err)
+	}
+	return goals, nil
+}
+
+func fileExists(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && !fi.IsDir()
+}

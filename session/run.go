@@ -1,0 +1,100 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/replaykit/replay/analyzer"
+	"github.com/replaykit/replay/replayer"
+	"github.com/replaykit/replay/report"
+	"github.com/replaykit/replay/snapshots"
+)
+
+// RunConfig is a replay against one side.
+type RunConfig struct {
+	Config
+	// Side is the build replayed to; its RunPath is required.
+	Side SideConfig
+	// Plan is the load; Plan.Progress, when set, is told how it goes.
+	Plan replayer.LoadPlan
+	// Goals are checked against the run (none is fine).
+	Goals []analyzer.Goal
+	// Ready, when set, is told the target URL once the build answers.
+	Ready func(url string)
+}
+
+// RunResult is what a run saw.
+type RunResult struct {
+	// Report is the run's summary, goals and files (run file, build log).
+	Report *report.RunReport
+	// Stats are the load's counts: how late an open model's requests
+	// started, how many could not be sent.
+	Stats replayer.Stats
+	// MockMisses counts the outbound requests the mock could not answer.
+	MockMisses int64
+	// Interrupted reports that ctx ended the run early: the run file and
+	// the report hold the requests completed so far.
+	Interrupted bool
+}
+
+// Run replays cfg's requests against one side under cfg.Plan: the side's
+// mock and SQL counter listen, its build starts (or is waited for), the
+// load runs (after an explain phase when Plan.Explain is set), every
+// result goes to the run file, and the build is stopped. Canceling ctx
+// ends the load early: Run then returns the report of what was measured,
+// with Interrupted set.
+func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
+	if err := cfg.check(); err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	if cfg.Side.LogPath == "" && cfg.Side.Cmd != "" {
+		cfg.Side.LogPath = cfg.Side.RunPath + ".build.log"
+	}
+	if err := cfg.Side.check(); err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	if _, err := os.Stat(cfg.Side.RunPath); err == nil {
+		return nil, fmt.Errorf("run: %s: %w", cfg.Side.RunPath, snapshots.ErrExists)
+	}
+	s := &Side{cfg: &cfg.Config, sc: cfg.Side}
+	defer s.Close()
+	if err := startSides(ctx, "run", []*Side{s}); err != nil {
+		return nil, err
+	}
+	if cfg.Ready != nil {
+		cfg.Ready(s.target)
+	}
+	if err := s.open(max(cfg.Plan.VUs, maxStage(cfg.Plan))); err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	// Results go to the run file and, as they come, to the summary, so the
+	// report needs no second pass over the file.
+	sink := newSummarySink(ctx, s.run, s.info)
+	st, runErr := s.rp.Run(ctx, cfg.Plan, sink)
+	sum, sumErr := sink.summary()
+	if err := s.finish(st); err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		return nil, fmt.Errorf("run: %w", runErr)
+	}
+	if sumErr != nil {
+		return nil, fmt.Errorf("run: summarize: %w", sumErr)
+	}
+	sum.Info = s.info
+	rep := &report.RunReport{Summary: sum, Goals: analyzer.Check(sum, cfg.Goals), Artifacts: []report.Artifact{{Name: "run file", Path: cfg.Side.RunPath}}}
+	if s.build != nil {
+		rep.Artifacts = append(rep.Artifacts, report.Artifact{Name: "build log", Path: cfg.Side.LogPath})
+	}
+	return &RunResult{Report: rep, Stats: st, MockMisses: s.info.MockMisses, Interrupted: runErr != nil}, nil
+}
+
+func maxStage(p replayer.LoadPlan) int {
+	m := 0
+	for _, s := range p.Stages {
+		m = max(m, s.Target)
+	}
+	return m
+}

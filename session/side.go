@@ -1,0 +1,287 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/replaykit/replay/mock"
+	"github.com/replaykit/replay/replayer"
+	"github.com/replaykit/replay/snapshots"
+	"github.com/replaykit/replay/sqlcount"
+)
+
+// Side is one side of a session while it runs: its mock and SQL counter,
+// its build, its replayer and its run file.
+type Side struct {
+	cfg    *Config
+	sc     SideConfig
+	paired bool // one of two sides: its run file names it
+
+	mock     *mock.Server
+	mockSrv  *http.Server
+	mockAddr string
+	sql      *sqlcount.Proxy
+	sqlAddr  string
+	sqlStop  context.CancelFunc
+	sqlDone  chan struct{}
+	wiring   replayer.Wiring
+
+	build  *replayer.Process
+	target string
+	rp     *replayer.Replayer
+	run    *snapshots.RunWriter
+	info   snapshots.RunInfo
+}
+
+// Name is the side's name.
+func (s *Side) Name() string { return s.sc.Name }
+
+// URL is the build's URL as given (SideConfig.URL); empty for a build
+// replay starts.
+func (s *Side) URL() string { return s.sc.URL }
+
+// MockAddr is the address the side's mock listens on; empty without one.
+func (s *Side) MockAddr() string { return s.mockAddr }
+
+// MockServices lists the recorded services the mock answers for.
+func (s *Side) MockServices() []string {
+	if s.mock == nil {
+		return nil
+	}
+	return s.mock.Services()
+}
+
+// MockMisses counts the outbound requests the side's mock could not
+// answer.
+func (s *Side) MockMisses() int64 {
+	if s.mock == nil {
+		return 0
+	}
+	return s.mock.Misses()
+}
+
+// MissLog describes the side's mock misses, each with the closest recorded
+// request (see mock.Server.MissLog).
+func (s *Side) MissLog() []*mock.MissError {
+	if s.mock == nil {
+		return nil
+	}
+	return s.mock.MissLog()
+}
+
+// SQLAddr is the address the side's SQL counter listens on; empty without
+// one.
+func (s *Side) SQLAddr() string { return s.sqlAddr }
+
+// Wiring is what the build must point at: the mock as its proxy, replay's
+// CA, the SQL counter as its database.
+func (s *Side) Wiring() replayer.Wiring { return s.wiring }
+
+// Target is the URL replayed to, once the build answers.
+func (s *Side) Target() string { return s.target }
+
+// Started reports whether replay started the build (a command side).
+func (s *Side) Started() bool { return s.build != nil }
+
+// LogPath is the build's log file, for a build replay starts.
+func (s *Side) LogPath() string { return s.sc.LogPath }
+
+// listen makes the side's mock and SQL counter listen; the side is to be
+// closed whatever it returns.
+func (s *Side) listen(ctx context.Context) error {
+	if c := s.cfg.Mock; c != nil {
+		if err := s.startMock(*c); err != nil {
+			return fmt.Errorf("%smock: %w", s.label(), err)
+		}
+	}
+	if p := s.cfg.Postgres; p != nil {
+		if err := s.startSQLCounter(ctx, p); err != nil {
+			return fmt.Errorf("%ssqlcount: %w", s.label(), err)
+		}
+	}
+	return nil
+}
+
+// label names the side in errors, "baseline " (with a space), when it is
+// one of two; empty when alone.
+func (s *Side) label() string {
+	if s.paired {
+		return s.sc.Name + " "
+	}
+	return ""
+}
+
+// wrap names the side in err when it is one of two.
+func (s *Side) wrap(err error) error {
+	if s.paired {
+		return fmt.Errorf("%s: %w", s.sc.Name, err)
+	}
+	return err
+}
+
+func (s *Side) startMock(cfg mock.Config) error {
+	cfg.CA = s.cfg.CA
+	m, err := mock.New(cfg)
+	if err != nil {
+		return err
+	}
+	s.mock = m
+	l, err := net.Listen("tcp", orLoopback(s.sc.MockListen))
+	if err != nil {
+		return err
+	}
+	s.mockAddr = l.Addr().String()
+	s.mockSrv = &http.Server{Handler: m, ReadHeaderTimeout: 30 * time.Second}
+	go s.mockSrv.Serve(l)
+	s.wiring.Proxy, s.wiring.CACert = s.mockAddr, s.cfg.CA.CertPath()
+	s.wiring.CABundle, err = s.cfg.CA.BundlePath()
+	return err
+}
+
+// startSQLCounter serves the side's SQL counter until close, whatever
+// becomes of ctx.
+func (s *Side) startSQLCounter(ctx context.Context, pg *Postgres) error {
+	l, err := net.Listen("tcp", orLoopback(s.sc.PostgresListen))
+	if err != nil {
+		return err
+	}
+	p, err := sqlcount.New(sqlcount.Config{Upstream: pg.Upstream, ClientTLS: pg.ClientTLS, UpstreamTLS: pg.UpstreamTLS})
+	if err != nil {
+		l.Close()
+		return err
+	}
+	s.sql, s.sqlAddr = p, l.Addr().String()
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.sqlStop, s.sqlDone = cancel, make(chan struct{})
+	go func() {
+		defer close(s.sqlDone)
+		p.Serve(sctx, l)
+	}()
+	s.wiring.Postgres, s.wiring.SQLCount = pg.Upstream, s.sqlAddr
+	return nil
+}
+
+// start starts the build, or waits until its URL answers.
+func (s *Side) start(ctx context.Context) error {
+	if s.sc.Cmd == "" {
+		if err := replayer.WaitReady(ctx, s.sc.URL, s.cfg.startTimeout()); err != nil {
+			return s.wrap(err)
+		}
+		s.target = s.sc.URL
+		return nil
+	}
+	b := replayer.Build{Cmd: s.sc.Cmd, Env: append(slices.Clone(s.cfg.Env), s.sc.Env...), LogPath: s.sc.LogPath, StartTimeout: s.cfg.startTimeout()}
+	proc, err := replayer.StartBuild(ctx, b, s.wiring)
+	if err != nil {
+		return s.wrap(err)
+	}
+	s.build, s.target = proc, proc.URL()
+	return nil
+}
+
+// open makes the side's replayer and creates its run file; vus raises the
+// cap of requests in flight.
+func (s *Side) open(vus int) error {
+	c := s.cfg
+	cfg := replayer.Config{
+		Target:      s.target,
+		Exchanges:   c.Inbound,
+		Endpoints:   c.Endpoints,
+		Header:      s.sc.Header,
+		Timeout:     c.Timeout,
+		MaxInFlight: c.MaxInFlight,
+		SQLTraced:   c.SQLTraced,
+	}
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = replayer.DefaultMaxInFlight
+	}
+	cfg.MaxInFlight = max(cfg.MaxInFlight, vus)
+	if s.sql != nil {
+		cfg.SQL = s.sql
+	}
+	rp, err := replayer.New(cfg)
+	if err != nil {
+		return s.wrap(err)
+	}
+	s.rp = rp
+	s.info = snapshots.RunInfo{Name: s.sc.Name, Snapshot: c.Snapshot, Target: s.target, Started: time.Now(), Settings: s.settings()}
+	if s.run, err = snapshots.CreateRun(s.sc.RunPath, s.info); err != nil {
+		return err
+	}
+	return nil
+}
+
+// finish stops the build and closes the run file with what the side
+// measured: its load's stats, mock misses and statements.
+func (s *Side) finish(st replayer.Stats) error {
+	if s.build != nil {
+		if err := s.build.Stop(); err != nil && s.cfg.Warn != nil {
+			s.cfg.Warn(fmt.Errorf("%s: %w", s.sc.Name, err))
+		}
+	}
+	s.info.Ended = time.Now()
+	s.info.MockMisses = s.MockMisses()
+	if s.sql != nil {
+		s.info.Statements = s.sql.Stats().Statements
+	}
+	stallSettings(s.info.Settings, st)
+	w := s.run
+	s.run = nil
+	return w.Close(s.info)
+}
+
+// Close stops whatever the side still runs: its build, replayer, mock and
+// SQL counter, and closes a run file left open by an error.
+func (s *Side) Close() {
+	if s.run != nil {
+		s.run.Close(s.info)
+		s.run = nil
+	}
+	if s.build != nil {
+		s.build.Stop()
+	}
+	if s.rp != nil {
+		s.rp.Close()
+	}
+	if s.mockSrv != nil {
+		s.mockSrv.Close()
+	}
+	if s.mock != nil {
+		s.mock.Close()
+	}
+	if s.sqlStop != nil {
+		s.sqlStop()
+		<-s.sqlDone
+		s.sqlStop = nil
+	}
+}
+
+// startSides makes every side listen, tells Config.Listening, then starts
+// (or waits for) every build. The sides are to be closed whatever it
+// returns. Errors of listening are prefixed with op, those of a build come
+// as they are: they name the build.
+func startSides(ctx context.Context, op string, sides []*Side) error {
+	for _, s := range sides {
+		if err := s.listen(ctx); err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+	}
+	for _, s := range sides {
+		if s.cfg.Listening != nil {
+			s.cfg.Listening(s)
+		}
+	}
+	for _, s := range sides {
+		if err := s.start(ctx); err != nil {
+			if s.paired {
+				return fmt.Errorf("%s: %w", op, err)
+			}
+			return err
+		}
+	}
+	return nil
+}
