@@ -29,6 +29,7 @@ import (
 	"github.com/replaykit/replay/internal/ca"
 	"github.com/replaykit/replay/internal/pgtest"
 	"github.com/replaykit/replay/internal/syncbuf"
+	"github.com/replaykit/replay/recorder"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -121,7 +122,7 @@ func TestRecordCannotRun(t *testing.T) {
 
 // recordInProcess runs recordRun until the returned stop is called; it
 // returns the recording once it listens.
-func recordInProcess(t *testing.T, opts *recordOptions) (rec *recording, stop func() (stdout string, err error)) {
+func recordInProcess(t *testing.T, opts *recordOptions) (rec *recorder.Session, stop func() (stdout string, err error)) {
 	t.Helper()
 	var stdout, stderr syncbuf.Buffer
 	opts.stdout, opts.stderr = &stdout, &stderr
@@ -131,8 +132,8 @@ func recordInProcess(t *testing.T, opts *recordOptions) (rec *recording, stop fu
 	if opts.stopTimeout == 0 {
 		opts.stopTimeout = 30 * time.Second
 	}
-	ready := make(chan *recording, 1)
-	opts.onReady = func(r *recording) { ready <- r }
+	ready := make(chan *recorder.Session, 1)
+	opts.onReady = func(r *recorder.Session) { ready <- r }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- recordRun(ctx, opts) }()
@@ -187,7 +188,7 @@ func TestRecordOutboundHTTP2(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			proxyURL, _ := url.Parse("http://" + rec.outbound.l.Addr().String())
+			proxyURL, _ := url.Parse("http://" + rec.OutboundAddr().String())
 			client := &http.Client{Transport: &http.Transport{
 				Proxy:             http.ProxyURL(proxyURL),
 				TLSClientConfig:   &tls.Config{RootCAs: authority.Pool()},
@@ -295,13 +296,13 @@ func TestRecordInboundOutboundPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pgURL := strings.Replace(db.URL("postgres"), db.Addr(), rec.pg.l.Addr().String(), 1)
+	pgURL := strings.Replace(db.URL("postgres"), db.Addr(), rec.PostgresAddr().String(), 1)
 	pool, err := pgxpool.New(context.Background(), pgURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	proxyURL, _ := url.Parse("http://" + rec.outbound.l.Addr().String())
+	proxyURL, _ := url.Parse("http://" + rec.OutboundAddr().String())
 	app.Lock()
 	app.pool = pool
 	app.client = &http.Client{Transport: &http.Transport{
@@ -311,7 +312,7 @@ func TestRecordInboundOutboundPostgres(t *testing.T) {
 	app.Unlock()
 
 	const requests = 5
-	front := "http://" + rec.inbound[0].l.Addr().String()
+	front := "http://" + rec.InboundAddrs()[0].String()
 	for i := range requests {
 		req, _ := http.NewRequest("GET", fmt.Sprintf("%s/orders/%d", front, i+1), nil)
 		req.Header.Set("X-Api-Key", "secret")
@@ -332,7 +333,7 @@ func TestRecordInboundOutboundPostgres(t *testing.T) {
 	}
 
 	for _, row := range [][]string{
-		{"inbound", rec.inbound[0].l.Addr().String(), "GET", "/orders/{id}", "5", "2.0"},
+		{"inbound", rec.InboundAddrs()[0].String(), "GET", "/orders/{id}", "5", "2.0"},
 		{"outbound", "api.example.com:443", "GET", "/v1/items/{id}", "5", "-"},
 	} {
 		if !hasRow(stdout, row...) {
@@ -718,7 +719,7 @@ func TestRecordPostgresTLS(t *testing.T) {
 		pgTLS:    pgTLSOptions{prefix: "postgres-", offer: true, upstream: pgTLSVerifyFull, upstreamCA: authority.CertPath()},
 	})
 	pool, err := pgxpool.New(context.Background(),
-		"postgres://"+db.User+"@"+rec.pg.l.Addr().String()+"/postgres?sslmode=verify-full&sslrootcert="+authority.CertPath())
+		"postgres://"+db.User+"@"+rec.PostgresAddr().String()+"/postgres?sslmode=verify-full&sslrootcert="+authority.CertPath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -726,7 +727,7 @@ func TestRecordPostgresTLS(t *testing.T) {
 	app.Lock()
 	app.pool = pool
 	app.Unlock()
-	front := "http://" + rec.inbound[0].l.Addr().String()
+	front := "http://" + rec.InboundAddrs()[0].String()
 	for range 3 {
 		res, err := http.Get(front + "/tls")
 		if err != nil {
@@ -744,7 +745,7 @@ func TestRecordPostgresTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"3 statements, 3 attributed to requests",
-		"postgres " + rec.pg.l.Addr().String() + " (TLS offered) → " + db.Addr() + " over TLS (verify-full)"} {
+		"postgres " + rec.PostgresAddr().String() + " (TLS offered) → " + db.Addr() + " over TLS (verify-full)"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("summary lacks %q:\n%s", want, stdout)
 		}
