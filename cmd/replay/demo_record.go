@@ -27,7 +27,7 @@ func demoRecord(ctx context.Context, opts *demoOptions, authority *ca.CA, pg *pg
 	}
 	rctx, stopRecording := context.WithCancel(ctx)
 	defer stopRecording()
-	ready := make(chan *recording, 1)
+	ready := make(chan *recorder.Session, 1)
 	var summary strings.Builder
 	var notices syncbuf.Buffer // the recorder's goroutines write it
 	ropts := &recordOptions{
@@ -42,11 +42,11 @@ func demoRecord(ctx context.Context, opts *demoOptions, authority *ca.CA, pg *pg
 		stopTimeout: 10 * time.Second,
 		stdout:      &summary,
 		stderr:      &notices,
-		onReady:     func(r *recording) { ready <- r },
+		onReady:     func(s *recorder.Session) { ready <- s },
 	}
 	done := make(chan error, 1)
 	go func() { done <- recordRun(rctx, ropts) }()
-	var rec *recording
+	var rec *recorder.Session
 	select {
 	case rec = <-ready:
 	case err := <-done:
@@ -56,7 +56,7 @@ func demoRecord(ctx context.Context, opts *demoOptions, authority *ca.CA, pg *pg
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	sqlAddr := dialable(rec.pg.l.Addr())
+	sqlAddr := dialable(rec.PostgresAddr())
 	proc, err := replayer.StartBuild(ctx, replayer.Build{
 		Cmd:     shellQuote(opts.self) + " demo orders",
 		Port:    port,
@@ -66,13 +66,13 @@ func demoRecord(ctx context.Context, opts *demoOptions, authority *ca.CA, pg *pg
 			"CATALOG_URL=https://" + demoCatalogHost,
 			"DATABASE_URL=" + strings.Replace(pg.URL("postgres"), pg.Addr(), sqlAddr, 1),
 		},
-	}, replayer.Wiring{Proxy: dialable(rec.outbound.l.Addr()), CABundle: bundle, CACert: authority.CertPath()})
+	}, replayer.Wiring{Proxy: dialable(rec.OutboundAddr()), CABundle: bundle, CACert: authority.CertPath()})
 	if err != nil {
 		stopRecording()
 		<-done
 		return fmt.Errorf("demo: start the orders service: %w", err)
 	}
-	inbound := "http://" + dialable(rec.inbound[0].l.Addr())
+	inbound := "http://" + dialable(rec.InboundAddrs()[0])
 	fmt.Fprintf(opts.stdout, "orders service APP_SLOW=0 on %s, recorded through %s\n", proc.URL(), inbound)
 	client := &http.Client{Timeout: 30 * time.Second}
 	n, trafficErr := app.Traffic(ctx, inbound, client, opts.rounds)
@@ -93,4 +93,3 @@ func demoRecord(ctx context.Context, opts *demoOptions, authority *ca.CA, pg *pg
 	fmt.Fprintf(opts.stdout, "sent %d requests\n%s", n, out)
 	return nil
 }
-

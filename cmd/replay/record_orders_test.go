@@ -59,7 +59,7 @@ func TestRecordOrdersSQLPerRequest(t *testing.T) {
 				postgres: "127.0.0.1:0=" + db.Addr(),
 			})
 			svc, err := app.New(ctx, app.Config{
-				DatabaseURL: strings.Replace(db.URL(dbName), db.Addr(), dialable(rec.pg.l.Addr()), 1),
+				DatabaseURL: strings.Replace(db.URL(dbName), db.Addr(), dialable(rec.PostgresAddr()), 1),
 				Slow:        tt.slow,
 			})
 			if err != nil {
@@ -70,7 +70,7 @@ func TestRecordOrdersSQLPerRequest(t *testing.T) {
 			go srv.Serve(l)
 			defer srv.Close()
 
-			base := "http://" + dialable(rec.inbound[0].l.Addr())
+			base := "http://" + dialable(rec.InboundAddrs()[0])
 			for i := 0; i < 5; i++ {
 				resp, err := http.Get(base + "/orders")
 				if err != nil {

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,13 +12,10 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -29,6 +24,7 @@ import (
 	"github.com/replaykit/replay/internal/ca"
 	"github.com/replaykit/replay/internal/pgtest"
 	"github.com/replaykit/replay/internal/syncbuf"
+	"github.com/replaykit/replay/recorder"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -121,7 +117,7 @@ func TestRecordCannotRun(t *testing.T) {
 
 // recordInProcess runs recordRun until the returned stop is called; it
 // returns the recording once it listens.
-func recordInProcess(t *testing.T, opts *recordOptions) (rec *recording, stop func() (stdout string, err error)) {
+func recordInProcess(t *testing.T, opts *recordOptions) (rec *recorder.Session, stop func() (stdout string, err error)) {
 	t.Helper()
 	var stdout, stderr syncbuf.Buffer
 	opts.stdout, opts.stderr = &stdout, &stderr
@@ -131,8 +127,8 @@ func recordInProcess(t *testing.T, opts *recordOptions) (rec *recording, stop fu
 	if opts.stopTimeout == 0 {
 		opts.stopTimeout = 30 * time.Second
 	}
-	ready := make(chan *recording, 1)
-	opts.onReady = func(r *recording) { ready <- r }
+	ready := make(chan *recorder.Session, 1)
+	opts.onReady = func(r *recorder.Session) { ready <- r }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- recordRun(ctx, opts) }()
@@ -187,7 +183,7 @@ func TestRecordOutboundHTTP2(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			proxyURL, _ := url.Parse("http://" + rec.outbound.l.Addr().String())
+			proxyURL, _ := url.Parse("http://" + rec.OutboundAddr().String())
 			client := &http.Client{Transport: &http.Transport{
 				Proxy:             http.ProxyURL(proxyURL),
 				TLSClientConfig:   &tls.Config{RootCAs: authority.Pool()},
@@ -295,13 +291,13 @@ func TestRecordInboundOutboundPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pgURL := strings.Replace(db.URL("postgres"), db.Addr(), rec.pg.l.Addr().String(), 1)
+	pgURL := strings.Replace(db.URL("postgres"), db.Addr(), rec.PostgresAddr().String(), 1)
 	pool, err := pgxpool.New(context.Background(), pgURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	proxyURL, _ := url.Parse("http://" + rec.outbound.l.Addr().String())
+	proxyURL, _ := url.Parse("http://" + rec.OutboundAddr().String())
 	app.Lock()
 	app.pool = pool
 	app.client = &http.Client{Transport: &http.Transport{
@@ -311,7 +307,7 @@ func TestRecordInboundOutboundPostgres(t *testing.T) {
 	app.Unlock()
 
 	const requests = 5
-	front := "http://" + rec.inbound[0].l.Addr().String()
+	front := "http://" + rec.InboundAddrs()[0].String()
 	for i := range requests {
 		req, _ := http.NewRequest("GET", fmt.Sprintf("%s/orders/%d", front, i+1), nil)
 		req.Header.Set("X-Api-Key", "secret")
@@ -332,7 +328,7 @@ func TestRecordInboundOutboundPostgres(t *testing.T) {
 	}
 
 	for _, row := range [][]string{
-		{"inbound", rec.inbound[0].l.Addr().String(), "GET", "/orders/{id}", "5", "2.0"},
+		{"inbound", rec.InboundAddrs()[0].String(), "GET", "/orders/{id}", "5", "2.0"},
 		{"outbound", "api.example.com:443", "GET", "/v1/items/{id}", "5", "-"},
 	} {
 		if !hasRow(stdout, row...) {
@@ -403,287 +399,6 @@ func hasRow(text string, fields ...string) bool {
 	return false
 }
 
-// buildReplay builds the command into a directory removed when t ends.
-func buildReplay(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "replay")
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		goBin = "go"
-	}
-	if out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// recordProcess is `replay record` running as a child process.
-type recordProcess struct {
-	cmd    *exec.Cmd
-	stdout syncbuf.Buffer
-	stderr syncbuf.Buffer
-	addr   string // the first inbound listen address
-	exited chan struct{}
-	err    error // of Wait, once exited is closed
-}
-
-// startRecordProcess runs `replay record args...` and waits until it listens.
-func startRecordProcess(t *testing.T, bin string, args ...string) *recordProcess {
-	t.Helper()
-	p := &recordProcess{cmd: exec.Command(bin, append([]string{"record"}, args...)...), exited: make(chan struct{})}
-	pr, pw := io.Pipe()
-	p.cmd.Stdout = io.MultiWriter(&p.stdout, pw)
-	p.cmd.Stderr = &p.stderr
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		pw.Close()
-		close(p.exited)
-	}()
-	t.Cleanup(func() {
-		p.cmd.Process.Kill()
-		<-p.exited
-	})
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		first := ""
-		for sc.Scan() {
-			if f := strings.Fields(sc.Text()); len(f) >= 2 && f[0] == "inbound" && first == "" {
-				first = f[1]
-			}
-			if strings.HasPrefix(sc.Text(), "recording to ") {
-				addr <- first
-				break
-			}
-		}
-		close(addr)
-		io.Copy(io.Discard, pr)
-	}()
-	select {
-	case a, ok := <-addr:
-		if !ok || a == "" {
-			t.Fatalf("no inbound address printed:\n%s", p.stdout.String())
-		}
-		p.addr = a
-	case <-p.exited:
-		t.Fatalf("record exited: %v\nstdout:\n%s\nstderr:\n%s", p.err, p.stdout.String(), p.stderr.String())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("record did not start within 60s:\n%s", p.stdout.String())
-	}
-	return p
-}
-
-// wait waits for the process to exit and returns its exit code.
-func (p *recordProcess) wait(t *testing.T, within time.Duration) int {
-	t.Helper()
-	select {
-	case <-p.exited:
-	case <-time.After(within):
-		t.Fatalf("record still running after %v; stderr:\n%s", within, p.stderr.String())
-	}
-	var ee *exec.ExitError
-	if errors.As(p.err, &ee) {
-		return ee.ExitCode()
-	}
-	if p.err != nil {
-		t.Fatal(p.err)
-	}
-	return 0
-}
-
-func readSnapshot(t *testing.T, path string) []*snapshots.Exchange {
-	t.Helper()
-	snap, err := snapshots.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer snap.Close()
-	var all []*snapshots.Exchange
-	for e, err := range snap.Exchanges(context.Background(), snapshots.Filter{}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, e)
-	}
-	return all
-}
-
-func echoServer(t *testing.T) *httptest.Server {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		fmt.Fprintf(w, `{"path":%q}`, r.URL.Path)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-func TestRecordCommand(t *testing.T) {
-	bin := buildReplay(t)
-
-	t.Run("SIGINT flushes and summarises", func(t *testing.T) {
-		t.Parallel()
-		app := echoServer(t)
-		out := filepath.Join(t.TempDir(), "int.snap")
-		p := startRecordProcess(t, bin, "--out", out, "--inbound", "127.0.0.1:0="+app.URL, "--endpoint", "GET /orders/{id}/status")
-		targets := []string{"/orders/%d", "/orders/%d/status", "/catalog?page=%d"}
-		const each = 50
-		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
-		var wg sync.WaitGroup
-		for _, tpl := range targets {
-			wg.Go(func() {
-				for i := range each {
-					res, err := client.Get("http://" + p.addr + fmt.Sprintf(tpl, i+1))
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					io.Copy(io.Discard, res.Body)
-					res.Body.Close()
-				}
-			})
-		}
-		wg.Wait()
-		client.CloseIdleConnections()
-		p.cmd.Process.Signal(syscall.SIGINT)
-		if code := p.wait(t, 60*time.Second); code != 0 {
-			t.Fatalf("exit code %d; stderr:\n%s", code, p.stderr.String())
-		}
-		stdout := p.stdout.String()
-		for _, want := range []string{
-			"recorded 150 exchanges and 0 SQL statements to " + out,
-			"capture: inbound 150 seen, 150 recorded",
-		} {
-			if !strings.Contains(stdout, want) {
-				t.Errorf("summary lacks %q:\n%s", want, stdout)
-			}
-		}
-		for _, ep := range []string{"/orders/{id}", "/orders/{id}/status", "/catalog"} {
-			if !hasRow(stdout, "inbound", p.addr, "GET", ep, "50") {
-				t.Errorf("summary lacks GET %s with 50 exchanges:\n%s", ep, stdout)
-			}
-		}
-		if all := readSnapshot(t, out); len(all) != len(targets)*each {
-			t.Errorf("%d exchanges in the snapshot; want %d", len(all), len(targets)*each)
-		}
-	})
-
-	t.Run("SIGKILL keeps what was committed", func(t *testing.T) {
-		t.Parallel()
-		app := echoServer(t)
-		out := filepath.Join(t.TempDir(), "kill.snap")
-		p := startRecordProcess(t, bin, "--out", out, "--inbound", "127.0.0.1:0="+app.URL)
-		// Steady traffic; each client notes when each of its requests ended.
-		var mu sync.Mutex
-		ended := map[string]time.Time{}
-		stopTraffic := make(chan struct{})
-		var wg sync.WaitGroup
-		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}, Timeout: 10 * time.Second}
-		for c := range 4 {
-			wg.Go(func() {
-				for i := 0; ; i++ {
-					select {
-					case <-stopTraffic:
-						return
-					default:
-					}
-					path := fmt.Sprintf("/items/%d-%d", c, i)
-					res, err := client.Get("http://" + p.addr + path)
-					if err != nil {
-						return // the recorder was killed
-					}
-					io.Copy(io.Discard, res.Body)
-					res.Body.Close()
-					mu.Lock()
-					ended[path] = time.Now()
-					mu.Unlock()
-					time.Sleep(2 * time.Millisecond)
-				}
-			})
-		}
-		time.Sleep(4 * time.Second)
-		killed := time.Now()
-		p.cmd.Process.Kill()
-		p.wait(t, 30*time.Second)
-		close(stopTraffic)
-		wg.Wait()
-
-		recorded := map[string]bool{}
-		for _, e := range readSnapshot(t, out) {
-			recorded[strings.TrimPrefix(e.URL, "http://"+p.addr)] = true
-		}
-		var old, missing int
-		for path, at := range ended {
-			if killed.Sub(at) > 1500*time.Millisecond {
-				old++
-				if !recorded[path] {
-					missing++
-				}
-			}
-		}
-		if old == 0 {
-			t.Fatalf("no request ended more than 1.5s before the kill (of %d)", len(ended))
-		}
-		if missing > 0 {
-			t.Errorf("%d of the %d requests that ended more than 1.5s before the kill are missing (%d recorded)", missing, old, len(recorded))
-		}
-	})
-
-	t.Run("second signal quits at once", func(t *testing.T) {
-		t.Parallel()
-		release := make(chan struct{})
-		defer close(release)
-		arrived := make(chan struct{}, 1)
-		app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/slow" {
-				arrived <- struct{}{}
-				select {
-				case <-release:
-				case <-r.Context().Done():
-				}
-			}
-		}))
-		defer app.Close()
-		out := filepath.Join(t.TempDir(), "twice.snap")
-		p := startRecordProcess(t, bin, "--out", out, "--inbound", "127.0.0.1:0="+app.URL, "--stop-timeout", "5m")
-		for range 3 {
-			res, err := http.Get("http://" + p.addr + "/fast")
-			if err != nil {
-				t.Fatal(err)
-			}
-			res.Body.Close()
-		}
-		go func() {
-			if res, err := http.Get("http://" + p.addr + "/slow"); err == nil {
-				res.Body.Close()
-			}
-		}()
-		<-arrived
-		p.cmd.Process.Signal(syscall.SIGINT)
-		deadline := time.Now().Add(60 * time.Second)
-		for !strings.Contains(p.stderr.String(), "stopping:") {
-			if time.Now().After(deadline) {
-				t.Fatalf("no stopping message after SIGINT; stderr:\n%s", p.stderr.String())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		// The first signal waits for /slow (up to 5 minutes); the second
-		// must not.
-		p.cmd.Process.Signal(syscall.SIGTERM)
-		if code := p.wait(t, 30*time.Second); code != 1 {
-			t.Errorf("exit code %d; want 1", code)
-		}
-		if msg := p.stderr.String(); !strings.Contains(msg, "second signal") {
-			t.Errorf("stderr does not explain the stop:\n%s", msg)
-		}
-		if all := readSnapshot(t, out); len(all) > 3 {
-			t.Errorf("%d exchanges; want at most the 3 finished ones", len(all))
-		}
-	})
-}
-
 // TestRecordPostgresTLS: --postgres-tls and --postgres-upstream-tls put TLS
 // on both sides of the SQL counter, for an app that insists on a verified
 // connection and a server that admits only TLS; the statements are recorded
@@ -718,7 +433,7 @@ func TestRecordPostgresTLS(t *testing.T) {
 		pgTLS:    pgTLSOptions{prefix: "postgres-", offer: true, upstream: pgTLSVerifyFull, upstreamCA: authority.CertPath()},
 	})
 	pool, err := pgxpool.New(context.Background(),
-		"postgres://"+db.User+"@"+rec.pg.l.Addr().String()+"/postgres?sslmode=verify-full&sslrootcert="+authority.CertPath())
+		"postgres://"+db.User+"@"+rec.PostgresAddr().String()+"/postgres?sslmode=verify-full&sslrootcert="+authority.CertPath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -726,7 +441,7 @@ func TestRecordPostgresTLS(t *testing.T) {
 	app.Lock()
 	app.pool = pool
 	app.Unlock()
-	front := "http://" + rec.inbound[0].l.Addr().String()
+	front := "http://" + rec.InboundAddrs()[0].String()
 	for range 3 {
 		res, err := http.Get(front + "/tls")
 		if err != nil {
@@ -744,7 +459,7 @@ func TestRecordPostgresTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"3 statements, 3 attributed to requests",
-		"postgres " + rec.pg.l.Addr().String() + " (TLS offered) → " + db.Addr() + " over TLS (verify-full)"} {
+		"postgres " + rec.PostgresAddr().String() + " (TLS offered) → " + db.Addr() + " over TLS (verify-full)"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("summary lacks %q:\n%s", want, stdout)
 		}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"text/tabwriter"
+
+	"github.com/replaykit/replay/internal/ca"
+	"github.com/replaykit/replay/recorder"
+	"github.com/replaykit/replay/snapshots"
+)
+
+// printListening says where to send what; authority is replay's CA when
+// --outbound is given.
+func printListening(w io.Writer, s *recorder.Session, p *recordPlan, opts *recordOptions, authority *ca.CA, logger *slog.Logger) {
+	for i, addr := range s.InboundAddrs() {
+		fmt.Fprintf(w, "inbound  %s → %s\n", addr, p.inbound[i].target)
+	}
+	if addr := s.OutboundAddr(); addr != nil {
+		proxy := "http://" + dialable(addr)
+		fmt.Fprintf(w, "outbound %s (HTTP_PROXY/HTTPS_PROXY); start the app with:\n", addr)
+		fmt.Fprintf(w, "  HTTP_PROXY=%s HTTPS_PROXY=%s", proxy, proxy)
+		if bundle, err := authority.BundlePath(); err == nil {
+			fmt.Fprintf(w, " SSL_CERT_FILE=%s", bundle)
+		} else {
+			logger.Warn("cannot write the CA bundle", "err", err)
+		}
+		fmt.Fprintln(w)
+	}
+	if addr := s.PostgresAddr(); addr != nil {
+		fmt.Fprintf(w, "postgres %s%s → %s%s\n", addr, opts.pgTLS.clientNote(), p.pgServer, opts.pgTLS.upstreamNote())
+	}
+	fmt.Fprintf(w, "recording to %s; Ctrl-C to stop\n", opts.out)
+}
+
+// dialable turns a wildcard listen address into one a local client can dial.
+func dialable(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// printSummary prints the exchanges per endpoint and the capture statistics
+// as the snapshot file out holds them; withSQL adds the SQL columns.
+func printSummary(w io.Writer, out string, sum recorder.TallySummary, withSQL bool) error {
+	snap, err := snapshots.Open(out)
+	if err != nil {
+		return fmt.Errorf("record: reopen: %w", err)
+	}
+	defer snap.Close()
+	cs, err := snap.Stats()
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	fmt.Fprintf(w, "recorded %d exchanges and %d SQL statements to %s\n",
+		cs.InboundRecorded+cs.OutboundRecorded, cs.Statements, out)
+	if len(sum.Rows) > 0 {
+		printEndpoints(w, sum.Rows, withSQL)
+	}
+	fmt.Fprintf(w, "capture: inbound %d seen, %d recorded; outbound %d seen, %d recorded",
+		cs.InboundSeen, cs.InboundRecorded, cs.OutboundSeen, cs.OutboundRecorded)
+	if withSQL {
+		fmt.Fprintf(w, "; %d statements, %d attributed to requests", sum.Statements, sum.Attributed)
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// printEndpoints prints the table of exchanges per endpoint.
+func printEndpoints(w io.Writer, rows []recorder.TallyRow, withSQL bool) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "DIRECTION\tSERVICE\tENDPOINT\tEXCHANGES")
+	if withSQL {
+		fmt.Fprint(tw, "\tSQL/REQUEST")
+	}
+	fmt.Fprintln(tw)
+	for _, row := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d", row.Direction, row.Service, row.Endpoint, row.Exchanges)
+		if withSQL {
+			if row.Direction == snapshots.Inbound {
+				fmt.Fprintf(tw, "\t%.1f", float64(row.SQL)/float64(row.Exchanges))
+			} else {
+				fmt.Fprint(tw, "\t-")
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+}

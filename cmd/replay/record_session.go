@@ -1,0 +1,95 @@
+package main
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+
+	"github.com/replaykit/replay/internal/ca"
+	"github.com/replaykit/replay/recorder"
+	"github.com/replaykit/replay/snapshots"
+	"github.com/replaykit/replay/sqlcount"
+)
+
+var _ recorder.PostgresProxy = (*sqlcount.Proxy)(nil)
+
+// newSession makes the recording session of plan p: it listens and creates
+// the snapshot. It returns replay's CA too when --outbound intercepts with it.
+func newSession(p *recordPlan, opts *recordOptions, logger *slog.Logger) (*recorder.Session, *ca.CA, error) {
+	cfg := recorder.SessionConfig{
+		Snapshot:      opts.out,
+		Rules:         p.rules,
+		BodyLimit:     p.bodyLimit,
+		RedactHeaders: opts.redactHeaders,
+		Logger:        logger,
+	}
+	for _, in := range p.inbound {
+		cfg.Inbound = append(cfg.Inbound, recorder.SessionInbound{Listen: in.listen, Target: in.target})
+	}
+	if opts.upstreamCA != "" {
+		var err error
+		if cfg.UpstreamTLS, err = upstreamTLSConfig(opts.upstreamCA); err != nil {
+			return nil, nil, err
+		}
+	}
+	var authority *ca.CA
+	if p.outbound != "" {
+		var err error
+		if authority, err = ca.LoadOrCreate(opts.caDir); err != nil {
+			return nil, nil, fmt.Errorf("record: %w", err)
+		}
+		cfg.Outbound = &recorder.SessionOutbound{Listen: p.outbound, CA: authority, Resolve: p.resolve, HTTP2: opts.outboundHTTP2}
+	}
+	if p.pgListen != "" {
+		cfg.Postgres = &recorder.SessionPostgres{Listen: p.pgListen, New: newSQLCounter(p.pgServer, opts, logger)}
+	}
+	s, err := recorder.NewSession(cfg)
+	if err != nil {
+		return nil, nil, sessionError(err)
+	}
+	return s, authority, nil
+}
+
+// newSQLCounter returns the maker of the --postgres proxy to server.
+func newSQLCounter(server string, opts *recordOptions, logger *slog.Logger) func(net.Addr, func(*snapshots.Statement)) (recorder.PostgresProxy, error) {
+	return func(addr net.Addr, onStatement func(*snapshots.Statement)) (recorder.PostgresProxy, error) {
+		cfg := sqlcount.Config{Upstream: server, OnStatement: onStatement, Logger: logger}
+		if err := opts.pgTLS.set(&cfg, opts.caDir, addr.String()); err != nil {
+			return nil, err
+		}
+		proxy, err := sqlcount.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return proxy, nil
+	}
+}
+
+// sessionError names the flag of the part of the session that failed.
+func sessionError(err error) error {
+	var pe *recorder.PartError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("record: --%s: %w", pe.Part, pe.Err)
+	}
+	return fmt.Errorf("record: %w", err)
+}
+
+// upstreamTLSConfig trusts the system roots plus the certificates in file.
+func upstreamTLSConfig(file string) (*tls.Config, error) {
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("record: --upstream-ca: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("record: --upstream-ca %s: no PEM certificate in the file", file)
+	}
+	return &tls.Config{RootCAs: pool}, nil
+}

@@ -1,0 +1,388 @@
+package recorder
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/replaykit/replay/internal/ca"
+	"github.com/replaykit/replay/snapshots"
+)
+
+// SessionConfig configures a Session. Snapshot and at least one of
+// Inbound, Outbound and Postgres are required.
+type SessionConfig struct {
+	// Snapshot is the path of the snapshot file to create; it must not
+	// exist.
+	Snapshot string
+	// Rules are endpoint templates that win over the computed ones; nil
+	// computes every endpoint.
+	Rules []snapshots.Rule
+	// Inbound are the reverse proxies in front of the app, one per address.
+	Inbound []SessionInbound
+	// Outbound, when set, is the forward proxy the app reaches upstream
+	// services through.
+	Outbound *SessionOutbound
+	// Postgres, when set, is the SQL proxy in front of the app's database.
+	Postgres *SessionPostgres
+	// BodyLimit is the number of body bytes recorded per message. Zero means
+	// DefaultBodyLimit; negative records no body bytes.
+	BodyLimit int64
+	// RedactHeaders names headers whose values are redacted, in addition to
+	// DefaultRedactedHeaders.
+	RedactHeaders []string
+	// UpstreamTLS is the client TLS configuration toward an https:// app and
+	// HTTPS upstreams; nil verifies them against the system roots.
+	UpstreamTLS *tls.Config
+	// Logger receives the proxies' diagnostics and the warnings of Stop; nil
+	// discards them.
+	Logger *slog.Logger
+}
+
+// SessionInbound is one inbound reverse proxy of a session.
+type SessionInbound struct {
+	// Listen is the [host]:port to listen on; port 0 picks a free one.
+	Listen string
+	// Target is the app the proxy forwards to, e.g. http://127.0.0.1:8080.
+	Target *url.URL
+}
+
+// SessionOutbound is the outbound forward proxy of a session.
+type SessionOutbound struct {
+	// Listen is the [host]:port to listen on; port 0 picks a free one.
+	Listen string
+	// CA signs the certificates with which HTTPS is intercepted; required.
+	CA *ca.CA
+	// Resolve maps "host:port" to the address to dial instead; nil dials
+	// every host as named.
+	Resolve map[string]string
+	// HTTP2 lets apps speak HTTP/2 inside intercepted TLS.
+	HTTP2 bool
+}
+
+// SessionPostgres is the PostgreSQL proxy of a session.
+type SessionPostgres struct {
+	// Listen is the [host]:port to listen on; port 0 picks a free one.
+	Listen string
+	// New makes the proxy once the session listens on addr; it must report
+	// every statement to onStatement. Required.
+	New func(addr net.Addr, onStatement func(*snapshots.Statement)) (PostgresProxy, error)
+}
+
+// PostgresProxy is a SQL proxy that attributes statements to the inbound
+// requests in flight; *sqlcount.Proxy is one.
+type PostgresProxy interface {
+	RequestTracker
+	// Serve accepts connections on l until ctx ends.
+	Serve(ctx context.Context, l net.Listener) error
+}
+
+// Part names one kind of proxy of a session.
+type Part string
+
+// The parts of a session.
+const (
+	PartInbound  Part = "inbound"
+	PartOutbound Part = "outbound"
+	PartPostgres Part = "postgres"
+)
+
+// PartError reports a part of a session that could not be set up: its
+// address could not be listened on or its proxy could not be made.
+type PartError struct {
+	Part Part
+	Err  error
+}
+
+func (e *PartError) Error() string { return string(e.Part) + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *PartError) Unwrap() error { return e.Err }
+
+// Session records a running app: its inbound, outbound and PostgreSQL
+// proxies write through one Tally to one snapshot, and share the registry
+// of inbound requests in flight that links calls and statements to them.
+type Session struct {
+	writer   *snapshots.Writer
+	tally    *Tally
+	inflight *Inflight
+	logger   *slog.Logger
+
+	inbound  []*httpPart
+	outbound *httpPart
+	proxy    *Outbound
+	pg       *pgPart
+
+	errc    chan error // an unexpected end of a server
+	wg      sync.WaitGroup
+	started bool
+}
+
+// httpPart is an HTTP proxy and its listener.
+type httpPart struct {
+	part Part
+	l    net.Listener
+	srv  *http.Server
+}
+
+// pgPart is the SQL proxy and its listener.
+type pgPart struct {
+	l      net.Listener
+	proxy  PostgresProxy
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// NewSession listens on every address of cfg and creates the snapshot; on
+// error it leaves nothing open and no file behind. Errors of one part are
+// *PartError.
+func NewSession(cfg SessionConfig) (s *Session, err error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s = &Session{inflight: NewInflight(), logger: cfg.Logger}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if err := s.listen(cfg); err != nil {
+		s.closeListeners()
+		return nil, err
+	}
+	if s.writer, err = snapshots.Create(cfg.Snapshot, snapshots.Options{Rules: cfg.Rules, Logger: cfg.Logger}); err != nil {
+		s.closeListeners()
+		return nil, err
+	}
+	s.tally = NewTally(s.writer, cfg.Rules)
+	if err := s.newProxies(cfg); err != nil {
+		s.closeListeners()
+		s.writer.Close()
+		os.Remove(cfg.Snapshot)
+		return nil, err
+	}
+	s.errc = make(chan error, len(s.inbound)+1)
+	return s, nil
+}
+
+func (cfg *SessionConfig) validate() error {
+	switch {
+	case cfg.Snapshot == "":
+		return errors.New("new recording session: no snapshot path")
+	case len(cfg.Inbound) == 0 && cfg.Outbound == nil && cfg.Postgres == nil:
+		return errors.New("new recording session: nothing to record")
+	case cfg.Outbound != nil && cfg.Outbound.CA == nil:
+		return &PartError{PartOutbound, errors.New("no CA to intercept HTTPS with")}
+	case cfg.Postgres != nil && cfg.Postgres.New == nil:
+		return &PartError{PartPostgres, errors.New("no proxy constructor")}
+	}
+	return nil
+}
+
+// listen listens on every address, stopping at the first that fails.
+func (s *Session) listen(cfg SessionConfig) error {
+	listen := func(p Part, addr string) (net.Listener, error) {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, &PartError{p, err}
+		}
+		return l, nil
+	}
+	for _, in := range cfg.Inbound {
+		l, err := listen(PartInbound, in.Listen)
+		if err != nil {
+			return err
+		}
+		s.inbound = append(s.inbound, &httpPart{part: PartInbound, l: l})
+	}
+	if cfg.Outbound != nil {
+		l, err := listen(PartOutbound, cfg.Outbound.Listen)
+		if err != nil {
+			return err
+		}
+		s.outbound = &httpPart{part: PartOutbound, l: l}
+	}
+	if cfg.Postgres != nil {
+		l, err := listen(PartPostgres, cfg.Postgres.Listen)
+		if err != nil {
+			return err
+		}
+		s.pg = &pgPart{l: l}
+	}
+	return nil
+}
+
+func (s *Session) closeListeners() {
+	for _, in := range s.inbound {
+		in.l.Close()
+	}
+	if s.outbound != nil {
+		s.outbound.l.Close()
+	}
+	if s.pg != nil {
+		s.pg.l.Close()
+	}
+}
+
+// newProxies makes the proxies behind the listeners, all writing to the
+// tally. The SQL proxy comes first: the inbound ones tell it their requests.
+func (s *Session) newProxies(cfg SessionConfig) error {
+	var tracker RequestTracker
+	if s.pg != nil {
+		proxy, err := cfg.Postgres.New(s.pg.l.Addr(), s.tally.AddStatement)
+		if err != nil {
+			return &PartError{PartPostgres, err}
+		}
+		s.pg.proxy, tracker = proxy, proxy
+	}
+	errLog := slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)
+	for i, in := range s.inbound {
+		h, err := NewInbound(InboundConfig{
+			Target:        cfg.Inbound[i].Target,
+			Sink:          s.tally,
+			Tracker:       tracker,
+			Inflight:      s.inflight,
+			BodyLimit:     cfg.BodyLimit,
+			RedactHeaders: cfg.RedactHeaders,
+			Transport:     NewInboundTransport(cfg.UpstreamTLS),
+			Logger:        cfg.Logger,
+		})
+		if err != nil {
+			return &PartError{PartInbound, err}
+		}
+		in.srv = &http.Server{Handler: h, ErrorLog: errLog, IdleTimeout: 2 * time.Minute}
+	}
+	if s.outbound != nil {
+		var err error
+		s.proxy, err = NewOutbound(OutboundConfig{
+			Sink:          s.tally,
+			CA:            cfg.Outbound.CA,
+			Inflight:      s.inflight,
+			Resolve:       cfg.Outbound.Resolve,
+			UpstreamTLS:   cfg.UpstreamTLS,
+			BodyLimit:     cfg.BodyLimit,
+			RedactHeaders: cfg.RedactHeaders,
+			HTTP2:         cfg.Outbound.HTTP2,
+			Logger:        cfg.Logger,
+		})
+		if err != nil {
+			return &PartError{PartOutbound, err}
+		}
+		s.outbound.srv = &http.Server{Handler: s.proxy, ErrorLog: errLog, IdleTimeout: 2 * time.Minute}
+	}
+	return nil
+}
+
+// Start serves every listener. Call it once.
+func (s *Session) Start() {
+	s.started = true
+	for _, p := range s.httpParts() {
+		s.wg.Go(func() {
+			if err := p.srv.Serve(p.l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.errc <- fmt.Errorf("%s %s: %w", p.part, p.l.Addr(), err)
+			}
+		})
+	}
+	if s.pg != nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		s.pg.cancel = cancel
+		s.pg.done = make(chan error, 1)
+		go func() { s.pg.done <- s.pg.proxy.Serve(ctx, s.pg.l) }()
+	}
+}
+
+func (s *Session) httpParts() []*httpPart {
+	parts := append([]*httpPart(nil), s.inbound...)
+	if s.outbound != nil {
+		parts = append(parts, s.outbound)
+	}
+	return parts
+}
+
+// Err delivers an unexpected end of an inbound or outbound server (its
+// listener failed); the session should then be stopped.
+func (s *Session) Err() <-chan error { return s.errc }
+
+// Stop stops accepting, lets the exchanges in flight finish (for at most
+// timeout), and closes the snapshot. Inbound servers stop first: the
+// requests they finish may still call upstreams and the database. The
+// errors it returns are the snapshot's.
+func (s *Session) Stop(timeout time.Duration) error {
+	if !s.started {
+		s.closeListeners()
+		return s.writer.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, in := range s.inbound {
+		wg.Go(func() { shutdown(ctx, in.srv) })
+	}
+	wg.Wait()
+	// Upgraded connections are not waited for by Shutdown; their exchanges
+	// end when the connections do.
+	for s.inflight.Len() > 0 && ctx.Err() == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if s.outbound != nil {
+		shutdown(ctx, s.outbound.srv)
+		if err := s.proxy.Shutdown(ctx); err != nil {
+			s.logger.Warn("outbound calls still in progress were cut", "err", err)
+		}
+	}
+	if s.pg != nil {
+		s.pg.cancel()
+		if err := <-s.pg.done; err != nil && !errors.Is(err, context.Canceled) {
+			s.logger.Warn("postgres proxy", "err", err)
+		}
+	}
+	s.wg.Wait()
+	return s.writer.Close()
+}
+
+// shutdown stops srv gracefully until ctx ends, then at once.
+func shutdown(ctx context.Context, srv *http.Server) {
+	if err := srv.Shutdown(ctx); err != nil {
+		srv.Close()
+	}
+}
+
+// InboundAddrs returns the addresses the inbound proxies listen on, in the
+// order of SessionConfig.Inbound.
+func (s *Session) InboundAddrs() []net.Addr {
+	addrs := make([]net.Addr, len(s.inbound))
+	for i, in := range s.inbound {
+		addrs[i] = in.l.Addr()
+	}
+	return addrs
+}
+
+// OutboundAddr returns the address the outbound proxy listens on; nil
+// without one.
+func (s *Session) OutboundAddr() net.Addr {
+	if s.outbound == nil {
+		return nil
+	}
+	return s.outbound.l.Addr()
+}
+
+// PostgresAddr returns the address the SQL proxy listens on; nil without
+// one.
+func (s *Session) PostgresAddr() net.Addr {
+	if s.pg == nil {
+		return nil
+	}
+	return s.pg.l.Addr()
+}
+
+// InFlight returns the number of inbound requests in flight.
+func (s *Session) InFlight() int { return s.inflight.Len() }
+
+// Summary returns what has been recorded so far, per endpoint.
+func (s *Session) Summary() TallySummary { return s.tally.Summary() }
