@@ -34,7 +34,7 @@ func demoRecord(ctx context.Context, opts *demoOptions, authority *ca.CA, pg *pg
 		out:         snap,
 		inbound:     []string{"127.0.0.1:0=http://127.0.0.1:" + strconv.Itoa(port)},
 		outbound:    "127.0.0.1:0",
-		postgres:    "127.0.0.1:0=" + pg.Addr(),
+		postgres:    postgresFlags{spec: "127.0.0.1:0=" + pg.Addr()},
 		caDir:       authority.Dir(),
 		bodyLimit:   recorder.DefaultBodyLimit,
 		resolve:     []string{demoCatalog + "=" + standAddr},

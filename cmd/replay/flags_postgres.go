@@ -18,8 +18,8 @@ type postgresFlags struct {
 }
 
 func (p *postgresFlags) addFlags(f *pflag.FlagSet) {
-	f.StringVar(&p.spec, "postgres", "", "count SQL per request: `[LISTEN=]HOST:PORT` puts a SQL counter (one per side) on LISTEN in front of PostgreSQL at HOST:PORT; "+
-		"LISTEN defaults to a free loopback port; for two sides it is \"A,B\", or one address whose port P is the baseline's and P+1 the candidate's")
+	f.StringVar(&p.spec, "postgres", "", "count and record SQL: `[LISTEN=]HOST:PORT` puts a SQL counter on LISTEN in front of PostgreSQL at HOST:PORT "+
+		"(LISTEN: a free loopback port when not given; compare runs one counter per side, on \"A,B\", or on P and P+1 for LISTEN with port P)")
 	p.tls.addFlags(f, "postgres-")
 }
 
@@ -40,7 +40,10 @@ func (p *postgresFlags) parse(cmd string, sides int) (listen []string, server st
 	if !ok {
 		l, server = "127.0.0.1:0", p.spec
 	}
-	if h, port, err := net.SplitHostPort(server); err != nil || h == "" || port == "" {
+	if h, port, err := net.SplitHostPort(server); err != nil || h == "" || port == "" || port == "0" {
+		if ok {
+			return nil, "", usagef("%s: --postgres %q: the server %q is not HOST:PORT", cmd, p.spec, server)
+		}
 		return nil, "", bad
 	}
 	if a, b, two := strings.Cut(l, ","); two {

@@ -23,8 +23,7 @@ type recordOptions struct {
 	inbound       []string
 	outbound      string
 	outboundHTTP2 bool
-	postgres      string
-	pgTLS         pgTLSOptions
+	postgres      postgresFlags
 	caDir         string
 	redactHeaders []string
 	bodyLimit     int64
@@ -95,9 +94,8 @@ between the TLS terminator and the app. Capture on the app's interface
 	f.StringArrayVar(&opts.inbound, "inbound", nil, "record inbound HTTP: `LISTEN=URL` is a reverse proxy on LISTEN to the app at URL (repeatable)")
 	f.StringVar(&opts.outbound, "outbound", "", "record outbound HTTP(S): a forward proxy on `LISTEN` for the app's HTTP_PROXY/HTTPS_PROXY")
 	f.BoolVar(&opts.outboundHTTP2, "outbound-http2", false, "for --outbound: let apps speak HTTP/2 inside intercepted HTTPS (offered by ALPN; default HTTP/1.1)")
-	f.StringVar(&opts.postgres, "postgres", "", "record SQL statements: `LISTEN=HOST:PORT` is a proxy on LISTEN to PostgreSQL at HOST:PORT")
-	f.StringVar(&opts.caDir, "ca-dir", "", "`DIR` of replay's CA for --outbound and --postgres-tls (default $XDG_CONFIG_HOME/replay/ca or ~/.config/replay/ca)")
-	opts.pgTLS.addFlags(f, "postgres-")
+	opts.postgres.addFlags(f)
+	addCADirFlag(f, &opts.caDir)
 	f.StringArrayVar(&opts.redactHeaders, "redact-header", nil, "also redact the values of header `NAME` (repeatable; Authorization, Cookie, Set-Cookie, Proxy-Authorization always are)")
 	f.Int64Var(&opts.bodyLimit, "body-limit", recorder.DefaultBodyLimit, "record at most `BYTES` of each body (longer ones are marked truncated; 0 records none)")
 	f.StringArrayVar(&opts.endpoints, "endpoint", nil, "endpoint template `RULE` that wins over the computed ones, e.g. 'GET /orders/{id}/status' (repeatable)")

@@ -56,7 +56,7 @@ func TestRecordOrdersSQLPerRequest(t *testing.T) {
 			rec, stop := recordInProcess(t, &recordOptions{
 				out:      snap,
 				inbound:  []string{"127.0.0.1:0=http://" + l.Addr().String()},
-				postgres: "127.0.0.1:0=" + db.Addr(),
+				postgres: postgresFlags{spec: "127.0.0.1:0=" + db.Addr()},
 			})
 			svc, err := app.New(ctx, app.Config{
 				DatabaseURL: strings.Replace(db.URL(dbName), db.Addr(), dialable(rec.PostgresAddr()), 1),

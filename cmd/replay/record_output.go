@@ -30,7 +30,7 @@ func printListening(w io.Writer, s *recorder.Session, p *recordPlan, opts *recor
 		fmt.Fprintln(w)
 	}
 	if addr := s.PostgresAddr(); addr != nil {
-		fmt.Fprintf(w, "postgres %s%s → %s%s\n", addr, opts.pgTLS.clientNote(), p.pgServer, opts.pgTLS.upstreamNote())
+		fmt.Fprintf(w, "postgres %s%s → %s%s\n", addr, opts.postgres.tls.clientNote(), p.pgServer, opts.postgres.tls.upstreamNote())
 	}
 	fmt.Fprintf(w, "recording to %s; Ctrl-C to stop\n", opts.out)
 }

@@ -35,7 +35,7 @@ func (opts *recordOptions) plan() (*recordPlan, error) {
 	if err := opts.checkPcap(); err != nil {
 		return nil, err
 	}
-	if opts.fromPcap == "" && len(opts.inbound) == 0 && opts.outbound == "" && opts.postgres == "" {
+	if opts.fromPcap == "" && len(opts.inbound) == 0 && opts.outbound == "" && !opts.postgres.used() {
 		return nil, usagef("record: nothing to record: give --inbound LISTEN=URL, --outbound LISTEN or --postgres LISTEN=HOST:PORT")
 	}
 	for _, check := range []func(*recordPlan) error{
@@ -84,23 +84,18 @@ func (opts *recordOptions) planOutbound(p *recordPlan) error {
 	return nil
 }
 
-// planPostgres checks --postgres LISTEN=HOST:PORT and its TLS flags.
+// planPostgres checks --postgres [LISTEN=]HOST:PORT and its TLS flags.
 func (opts *recordOptions) planPostgres(p *recordPlan) error {
-	if opts.postgres != "" {
-		listen, server, ok := strings.Cut(opts.postgres, "=")
-		if !ok {
-			return usagef("record: --postgres %q: want LISTEN=HOST:PORT, e.g. 127.0.0.1:6432=127.0.0.1:5432", opts.postgres)
-		}
-		l, err := listenAddr(listen)
-		if err != nil {
-			return usagef("record: --postgres %q: %v", opts.postgres, err)
-		}
-		if h, port, err := net.SplitHostPort(server); err != nil || h == "" || port == "" {
-			return usagef("record: --postgres %q: the server %q is not HOST:PORT", opts.postgres, server)
-		}
-		p.pgListen, p.pgServer = l, server
+	listen, server, err := opts.postgres.parse("record", 1)
+	if err != nil || len(listen) == 0 {
+		return err
 	}
-	return opts.pgTLS.validate("record", opts.postgres != "")
+	l, err := listenAddr(listen[0])
+	if err != nil {
+		return usagef("record: --postgres %q: %v", opts.postgres.spec, err)
+	}
+	p.pgListen, p.pgServer = l, server
+	return nil
 }
 
 // planRecorded checks what is recorded of each exchange: --endpoint,
@@ -160,7 +155,7 @@ func (opts *recordOptions) checkPcap() error {
 		flag  string
 		given bool
 	}{
-		{"--inbound", len(opts.inbound) > 0}, {"--outbound", opts.outbound != ""}, {"--postgres", opts.postgres != ""},
+		{"--inbound", len(opts.inbound) > 0}, {"--outbound", opts.outbound != ""}, {"--postgres", opts.postgres.used()},
 		{"--ca-dir", opts.caDir != ""}, {"--upstream-ca", opts.upstreamCA != ""}, {"--resolve", len(opts.resolve) > 0},
 	} {
 		if c.given {

@@ -58,7 +58,7 @@ func newSession(p *recordPlan, opts *recordOptions, logger *slog.Logger) (*recor
 func newSQLCounter(server string, opts *recordOptions, logger *slog.Logger) func(net.Addr, func(*snapshots.Statement)) (recorder.PostgresProxy, error) {
 	return func(addr net.Addr, onStatement func(*snapshots.Statement)) (recorder.PostgresProxy, error) {
 		cfg := sqlcount.Config{Upstream: server, OnStatement: onStatement, Logger: logger}
-		if err := opts.pgTLS.set(&cfg, opts.caDir, addr.String()); err != nil {
+		if err := opts.postgres.tls.set(&cfg, opts.caDir, addr.String()); err != nil {
 			return nil, err
 		}
 		proxy, err := sqlcount.New(cfg)

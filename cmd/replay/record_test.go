@@ -43,7 +43,7 @@ func TestRecordUsageErrors(t *testing.T) {
 		{"inbound bad URL", []string{"--out", out, "--inbound", ":0=ftp://x"}, "want http://HOST:PORT"},
 		{"inbound empty URL", []string{"--out", out, "--inbound", ":0="}, "want http://HOST:PORT"},
 		{"outbound bad listen", []string{"--out", out, "--outbound", "x"}, "--outbound"},
-		{"postgres without server", []string{"--out", out, "--postgres", "127.0.0.1:0"}, "want LISTEN=HOST:PORT"},
+		{"postgres without server", []string{"--out", out, "--postgres", "127.0.0.1:0"}, "want HOST:PORT of PostgreSQL, or LISTEN=HOST:PORT"},
 		{"postgres bad server", []string{"--out", out, "--postgres", "127.0.0.1:0=db"}, `the server "db" is not HOST:PORT`},
 		{"bad endpoint rule", []string{"--out", out, "--inbound", ":0=http://127.0.0.1:1", "--endpoint", "orders"}, "--endpoint"},
 		{"negative body limit", []string{"--out", out, "--inbound", ":0=http://127.0.0.1:1", "--body-limit", "-1"}, "--body-limit -1"},
@@ -279,7 +279,7 @@ func TestRecordInboundOutboundPostgres(t *testing.T) {
 		out:        out,
 		inbound:    []string{"127.0.0.1:0=" + appSrv.URL},
 		outbound:   "127.0.0.1:0",
-		postgres:   "127.0.0.1:0=" + db.Addr(),
+		postgres:   postgresFlags{spec: "127.0.0.1:0=" + db.Addr()},
 		caDir:      filepath.Join(dir, "ca"),
 		resolve:    []string{"api.example.com:443=" + upstream.Listener.Addr().String()},
 		upstreamCA: upstreamCA,
@@ -426,11 +426,11 @@ func TestRecordPostgresTLS(t *testing.T) {
 	defer appSrv.Close()
 
 	rec, stop := recordInProcess(t, &recordOptions{
-		out:      filepath.Join(dir, "tls.snap"),
-		inbound:  []string{"127.0.0.1:0=" + appSrv.URL},
-		postgres: "127.0.0.1:0=" + db.Addr(),
-		caDir:    caDir,
-		pgTLS:    pgTLSOptions{prefix: "postgres-", offer: true, upstream: pgTLSVerifyFull, upstreamCA: authority.CertPath()},
+		out:     filepath.Join(dir, "tls.snap"),
+		inbound: []string{"127.0.0.1:0=" + appSrv.URL},
+		postgres: postgresFlags{spec: "127.0.0.1:0=" + db.Addr(),
+			tls: pgTLSOptions{prefix: "postgres-", offer: true, upstream: pgTLSVerifyFull, upstreamCA: authority.CertPath()}},
+		caDir: caDir,
 	})
 	pool, err := pgxpool.New(context.Background(),
 		"postgres://"+db.User+"@"+rec.PostgresAddr().String()+"/postgres?sslmode=verify-full&sslrootcert="+authority.CertPath())
