@@ -53,7 +53,7 @@ is refused).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.dir, "ca-dir", "", "`DIR` of replay's CA (default $XDG_CONFIG_HOME/replay/ca or ~/.config/replay/ca)")
+	addCADirFlag(f, &opts.dir)
 	f.StringVar(&opts.format, "format", "text", "output `format`: text, json, or env (just the export lines)")
 	return cmd
 }

@@ -26,8 +26,7 @@ type mockOptions struct {
 	snapshot   string
 	listen     string
 	mock       []string
-	onMiss     string
-	timing     string
+	behaviour  mockBehaviour
 	caDir      string
 	serve      []string
 	resolve    []string
@@ -88,9 +87,8 @@ latency before answering; none (the default) answers at once.`,
 	f.StringVar(&opts.snapshot, "snapshot", "", "snapshot `FILE` to answer from")
 	f.StringVar(&opts.listen, "listen", "", "serve the forward proxy (HTTP_PROXY/HTTPS_PROXY) on `ADDR`")
 	f.StringArrayVar(&opts.mock, "mock", nil, "answer calls to the recorded service `HOST:PORT` from the snapshot (repeatable; default: every recorded service)")
-	f.StringVar(&opts.onMiss, "on-miss", mock.OnMissError, "`MODE` for a call that matches nothing: error (a 502 explaining the miss) or passthrough (the real upstream answers)")
-	f.StringVar(&opts.timing, "mock-timing", mock.TimingNone, "`MODE`: none answers at once; recorded waits the recorded upstream latency first")
-	f.StringVar(&opts.caDir, "ca-dir", "", "`DIR` of replay's CA (default $XDG_CONFIG_HOME/replay/ca or ~/.config/replay/ca)")
+	opts.behaviour.addFlags(f)
+	addCADirFlag(f, &opts.caDir)
 	f.StringArrayVar(&opts.serve, "serve", nil, "answer as the recorded service on a plain HTTP listener: `LISTEN=HOST:PORT` (repeatable)")
 	f.StringArrayVar(&opts.resolve, "resolve", nil, "for calls passed through: `HOST:PORT=ADDR` dials ADDR for calls to HOST:PORT (repeatable)")
 	f.StringVar(&opts.upstreamCA, "upstream-ca", "", "also trust the CA certificates in PEM `FILE` when passing calls through to HTTPS upstreams")
@@ -133,11 +131,8 @@ func (opts *mockOptions) plan() (*mockPlan, error) {
 			return nil, usagef("mock: --mock %q: want HOST:PORT, e.g. api.example.com:443", svc)
 		}
 	}
-	if opts.onMiss != mock.OnMissError && opts.onMiss != mock.OnMissPassthrough {
-		return nil, usagef("mock: --on-miss %q: want error or passthrough", opts.onMiss)
-	}
-	if opts.timing != mock.TimingNone && opts.timing != mock.TimingRecorded {
-		return nil, usagef("mock: --mock-timing %q: want recorded or none", opts.timing)
+	if err := opts.behaviour.validate("mock"); err != nil {
+		return nil, err
 	}
 	level, err := mock.ParseLevel(opts.match)
 	if err != nil {
@@ -217,8 +212,8 @@ func mockRun(ctx context.Context, opts *mockOptions) error {
 	srv, err := mock.New(mock.Config{
 		Exchanges:    exs,
 		Services:     opts.mock,
-		OnMiss:       opts.onMiss,
-		Timing:       opts.timing,
+		OnMiss:       opts.behaviour.onMiss,
+		Timing:       opts.behaviour.timing,
 		Match:        p.match,
 		CA:           authority,
 		UpstreamTLS:  upstreamTLS,
@@ -360,7 +355,7 @@ func (r *mockRunning) stop() {
 func printMockListening(w io.Writer, r *mockRunning, p *mockPlan, opts *mockOptions, authority *ca.CA) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "mocking %s from %s (on miss: %s, timing: %s, match: %s)\n",
-		strings.Join(r.server.Services(), ", "), opts.snapshot, opts.onMiss, opts.timing, p.match)
+		strings.Join(r.server.Services(), ", "), opts.snapshot, opts.behaviour.onMiss, opts.behaviour.timing, p.match)
 	if r.proxy != nil {
 		bundle, err := authority.BundlePath()
 		if err != nil {

@@ -139,8 +139,8 @@ func TestMockInProcess(t *testing.T) {
 	var stdout, stderr syncbuf.Buffer
 	opts := &mockOptions{
 		snapshot: mockSnapshot(t), listen: "127.0.0.1:0", caDir: caDir,
-		serve:  []string{"127.0.0.1:0=api.test:443"},
-		onMiss: "error", timing: "none", match: "template",
+		serve:     []string{"127.0.0.1:0=api.test:443"},
+		behaviour: mockBehaviour{onMiss: "error", timing: "none"}, match: "template",
 		stdout: &stdout, stderr: &stderr,
 	}
 	ready := make(chan *mockRunning, 1)

@@ -57,7 +57,7 @@ time), most frequent first, and writes them to FILE as JSON when --json is given
 	cmd.Flags().StringVar(&opts.listen, "listen", "", "address to accept PostgreSQL clients on, e.g. 127.0.0.1:6432")
 	cmd.Flags().StringVar(&opts.upstream, "upstream", "", "host:port of the PostgreSQL server")
 	cmd.Flags().StringVar(&opts.jsonPath, "json", "", "write the totals to `FILE` as JSON on exit")
-	cmd.Flags().StringVar(&opts.caDir, "ca-dir", "", "`DIR` of replay's CA, for --tls (default $XDG_CONFIG_HOME/replay/ca or ~/.config/replay/ca)")
+	addCADirFlag(cmd.Flags(), &opts.caDir)
 	opts.tls.addFlags(cmd.Flags(), "")
 	return cmd
 }
