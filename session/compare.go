@@ -73,9 +73,12 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 	if plan.Reset == nil && cfg.Reset != "" {
 		plan.Reset = ResetCommand(cfg.Reset, filepath.Join(cfg.Dir, ResetLog))
 	}
+	settings := cfg.sharedSettings(cfg.Goals, plan.Explain)
+	comparePlanSettings(settings, plan, cfg.maxInFlight())
+	put(settings, "reset", cfg.Reset)
 	var rs [2]replayer.Side
 	for i, s := range sides {
-		if err := s.open(plan.Load.VUs); err != nil {
+		if err := s.open(plan.Load.VUs, settings); err != nil {
 			return nil, fmt.Errorf("compare: %w", err)
 		}
 		rs[i] = replayer.Side{Name: s.sc.Name, Replayer: s.rp, Sink: s.run}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/replaykit/replay/internal/ca"
 	"github.com/replaykit/replay/mock"
+	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -132,6 +133,13 @@ func (c *Config) startTimeout() time.Duration {
 		return c.StartTimeout
 	}
 	return DefaultStartTimeout
+}
+
+func (c *Config) maxInFlight() int {
+	if c.MaxInFlight > 0 {
+		return c.MaxInFlight
+	}
+	return replayer.DefaultMaxInFlight
 }
 
 func orLoopback(addr string) string {

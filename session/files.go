@@ -117,3 +117,29 @@ func fileExists(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && !fi.IsDir()
 }
+
+// Load reads a snapshot's inbound exchanges, to replay, and its outbound
+// ones when outbound is set, for a mock (Config.Mock.Exchanges). A
+// snapshot without inbound exchanges is an error.
+func Load(ctx context.Context, path string, outbound bool) (in, out []*snapshots.Exchange, err error) {
+	snap, err := snapshots.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer snap.Close()
+	for e, err := range snap.Exchanges(ctx, snapshots.Filter{}) {
+		if err != nil {
+			return nil, nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		switch {
+		case e.Direction == snapshots.Inbound:
+			in = append(in, e)
+		case outbound:
+			out = append(out, e)
+		}
+	}
+	if len(in) == 0 {
+		return nil, nil, fmt.Errorf("%s holds no inbound requests to replay", path)
+	}
+	return in, out, nil
+}

@@ -66,7 +66,9 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	if cfg.Ready != nil {
 		cfg.Ready(s.target)
 	}
-	if err := s.open(max(cfg.Plan.VUs, maxStage(cfg.Plan))); err != nil {
+	settings := cfg.sharedSettings(cfg.Goals, cfg.Plan.Explain)
+	planSettings(settings, cfg.Plan, cfg.maxInFlight())
+	if err := s.open(max(cfg.Plan.VUs, maxStage(cfg.Plan)), settings); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
 	// Results go to the run file and, as they come, to the summary, so the

@@ -183,9 +183,9 @@ func (s *Side) start(ctx context.Context) error {
 	return nil
 }
 
-// open makes the side's replayer and creates its run file; vus raises the
-// cap of requests in flight.
-func (s *Side) open(vus int) error {
+// open makes the side's replayer and creates its run file with the
+// session's settings and its own; vus raises the cap of requests in flight.
+func (s *Side) open(vus int, settings map[string]string) error {
 	c := s.cfg
 	cfg := replayer.Config{
 		Target:      s.target,
@@ -193,13 +193,9 @@ func (s *Side) open(vus int) error {
 		Endpoints:   c.Endpoints,
 		Header:      s.sc.Header,
 		Timeout:     c.Timeout,
-		MaxInFlight: c.MaxInFlight,
+		MaxInFlight: max(c.maxInFlight(), vus),
 		SQLTraced:   c.SQLTraced,
 	}
-	if cfg.MaxInFlight <= 0 {
-		cfg.MaxInFlight = replayer.DefaultMaxInFlight
-	}
-	cfg.MaxInFlight = max(cfg.MaxInFlight, vus)
 	if s.sql != nil {
 		cfg.SQL = s.sql
 	}
@@ -208,7 +204,7 @@ func (s *Side) open(vus int) error {
 		return s.wrap(err)
 	}
 	s.rp = rp
-	s.info = snapshots.RunInfo{Name: s.sc.Name, Snapshot: c.Snapshot, Target: s.target, Started: time.Now(), Settings: s.settings()}
+	s.info = snapshots.RunInfo{Name: s.sc.Name, Snapshot: c.Snapshot, Target: s.target, Started: time.Now(), Settings: s.settings(settings)}
 	if s.run, err = snapshots.CreateRun(s.sc.RunPath, s.info); err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -96,7 +95,7 @@ func (opts *compareOptions) setup() (*compareSetup, error) {
 			return nil, err
 		}
 	}
-	su.settings = opts.settingsMap(su)
+	su.settings = opts.replayFlags.settings()
 	return su, nil
 }
 
@@ -134,42 +133,4 @@ func (opts *compareOptions) comparePlan(explain int) (replayer.ComparePlan, erro
 	}
 	plan := replayer.ComparePlan{Load: p, Slices: opts.slices, Sequential: opts.sequential, Explain: explain, Warmup: opts.warmup}
 	return plan, planUsage("compare", plan.Validate(), compareFlagNames)
-}
-
-// settingsMap records the comparison's settings in both run files; each
-// side adds its own.
-func (opts *compareOptions) settingsMap(su *compareSetup) map[string]string {
-	p := su.plan
-	s := map[string]string{"model": p.Load.Model()}
-	put := func(k, v string) {
-		if v != "" {
-			s[k] = v
-		}
-	}
-	load := ""
-	if p.Load.Model() == "open" {
-		load = "open model, " + p.Load.Rate.String()
-		put(report.SettingRate, p.Load.Rate.String())
-		put("max_inflight", strconv.Itoa(opts.maxInFlight))
-	} else {
-		load = "closed model, " + runPlural(p.Load.VUs, "VU")
-		put(report.SettingVUs, strconv.Itoa(p.Load.VUs))
-	}
-	put(report.SettingLoad, load+", "+p.Load.Duration.String()+" per side")
-	put(report.SettingDuration, p.Load.Duration.String())
-	if p.Sequential {
-		put("order", "sequential")
-	} else {
-		slices := p.Slices
-		if slices == 0 {
-			slices = replayer.DefaultSlices(p.Load.Duration)
-		}
-		put("order", "interleaved")
-		put("slices", strconv.Itoa(slices))
-	}
-	put("warmup", p.Warmup.String())
-	put("explain", strconv.Itoa(p.Explain))
-	opts.replayFlags.settings(su.replay, put)
-	put("reset", opts.reset)
-	return s
 }

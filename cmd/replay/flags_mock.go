@@ -3,7 +3,6 @@ package main
 import (
 	"net"
 	"slices"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -88,13 +87,4 @@ func (m *mockFlags) config(outbound []*snapshots.Exchange) (*mock.Config, *ca.CA
 		services = m.mocks
 	}
 	return &mock.Config{Exchanges: outbound, Services: services, OnMiss: m.onMiss, Timing: m.timing}, authority, nil
-}
-
-// settings records the flags in a run file's settings.
-func (m *mockFlags) settings(put func(k, v string)) {
-	put("mock", strings.Join(m.mocks, ", "))
-	if m.used() {
-		put("mock_timing", m.timing)
-		put("on_miss", m.onMiss)
-	}
 }

@@ -86,14 +86,3 @@ func (p *postgresFlags) config(server, listen, caDir string) (*session.Postgres,
 	}
 	return &session.Postgres{Upstream: server, ClientTLS: client, UpstreamTLS: upstream}, nil
 }
-
-// settings records the flags in a run file's settings.
-func (p *postgresFlags) settings(server string, put func(k, v string)) {
-	put("postgres", server)
-	if p.tls.offer {
-		put("postgres_tls", "offered")
-	}
-	if p.tls.upstreamOn() {
-		put("postgres_upstream_tls", p.tls.upstream)
-	}
-}

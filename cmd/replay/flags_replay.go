@@ -116,41 +116,20 @@ func (r *replayFlags) config(ctx context.Context, cmd string, su *replaySetup) (
 	return c, nil
 }
 
-// settings records the shared flags in the run files' settings.
-func (r *replayFlags) settings(su *replaySetup, put func(k, v string)) {
-	put("timeout", r.timeout.String())
-	if su.explain > 0 {
-		put("explain", strconv.Itoa(su.explain))
+// settings are what the run files record of the flags beyond what the
+// session records itself.
+func (r *replayFlags) settings() map[string]string {
+	s := map[string]string{}
+	if r.postgres.tls.upstreamOn() {
+		s["postgres_upstream_tls"] = r.postgres.tls.upstream
 	}
-	put("endpoints", strings.Join(r.endpoints, ", "))
-	put("goals", strings.Join(r.goals, "; "))
-	r.mock.settings(put)
-	r.postgres.settings(su.pgServer, put)
+	return s
 }
 
 // loadExchanges reads the snapshot's inbound exchanges, and its outbound
-// ones when they are to be mocked.
+// ones when they are to be mocked (see session.Load).
 func loadExchanges(ctx context.Context, path string, outboundToo bool) (inbound, outbound []*snapshots.Exchange, err error) {
-	snap, err := snapshots.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer snap.Close()
-	for e, err := range snap.Exchanges(ctx, snapshots.Filter{}) {
-		if err != nil {
-			return nil, nil, fmt.Errorf("read %s: %w", path, err)
-		}
-		switch {
-		case e.Direction == snapshots.Inbound:
-			inbound = append(inbound, e)
-		case outboundToo:
-			outbound = append(outbound, e)
-		}
-	}
-	if len(inbound) == 0 {
-		return nil, nil, fmt.Errorf("%s holds no inbound requests to replay", path)
-	}
-	return inbound, outbound, nil
+	return session.Load(ctx, path, outboundToo)
 }
 
 // autoInt is an int flag whose negative value means "chosen from the other

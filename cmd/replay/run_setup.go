@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"net/http"
-	"strconv"
-	"strings"
 
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/report"
@@ -75,7 +73,7 @@ func (opts *runOptions) setup() (*runSetup, error) {
 		return nil, err
 	}
 	su.plan.Explain = su.replay.explain
-	su.settings = opts.settingsMap(su)
+	su.settings = opts.replayFlags.settings()
 	return su, nil
 }
 
@@ -111,41 +109,4 @@ func (opts *runOptions) loadPlan() (replayer.LoadPlan, error) {
 		return p, usagef("run: --iterations %d: want at least 1", opts.iterations)
 	}
 	return p, planUsage("run", p.Validate(), runFlagNames)
-}
-
-// settingsMap records the run's settings in the run file (secrets hidden).
-func (opts *runOptions) settingsMap(su *runSetup) map[string]string {
-	p := su.plan
-	s := map[string]string{"model": p.Model(), report.SettingLoad: runLoadDescription(p)}
-	put := func(k, v string) {
-		if v != "" {
-			s[k] = v
-		}
-	}
-	switch p.Model() {
-	case "closed":
-		if len(p.Stages) > 0 {
-			var st []string
-			for _, x := range p.Stages {
-				st = append(st, x.String())
-			}
-			put("stages", strings.Join(st, " "))
-			put("vus", strconv.Itoa(p.VUs))
-		} else {
-			put("vus", strconv.Itoa(max(p.VUs, 1)))
-		}
-	case "open":
-		put("rate", p.Rate.String())
-		put("max_inflight", strconv.Itoa(opts.maxInFlight))
-	case "recorded":
-		put("speed", strconv.FormatFloat(p.Speed, 'g', -1, 64))
-	}
-	if p.Duration > 0 {
-		put("duration", p.Duration.String())
-	}
-	if p.Iterations > 0 || (p.Duration == 0 && len(p.Stages) == 0) {
-		put("iterations", strconv.Itoa(max(p.Iterations, 1)))
-	}
-	opts.replayFlags.settings(su.replay, put)
-	return s
 }
