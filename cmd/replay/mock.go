@@ -9,11 +9,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -36,7 +33,7 @@ type mockOptions struct {
 
 	stdout, stderr io.Writer
 	// onReady, when set, is told the addresses listened on (tests).
-	onReady func(*mockRunning)
+	onReady func(*mock.Listening)
 }
 
 func newCmdMock(s streams) *cobra.Command {
@@ -170,16 +167,6 @@ func isHostPort(s string) bool {
 	return err == nil && host != "" && port != ""
 }
 
-// mockRunning is a started `replay mock`: its server and listeners.
-type mockRunning struct {
-	server *mock.Server
-	proxy  net.Listener   // nil without --listen
-	serve  []net.Listener // one per --serve, in order
-	srvs   []*http.Server
-	wg     sync.WaitGroup
-	errc   chan error
-}
-
 func mockRun(ctx context.Context, opts *mockOptions) error {
 	p, err := opts.plan()
 	if err != nil {
@@ -233,7 +220,7 @@ func mockRun(ctx context.Context, opts *mockOptions) error {
 		return err
 	}
 	if err := printMockListening(opts.stdout, run, p, opts, authority); err != nil {
-		run.stop()
+		run.Stop()
 		return err
 	}
 	if opts.onReady != nil {
@@ -242,9 +229,9 @@ func mockRun(ctx context.Context, opts *mockOptions) error {
 	var serveErr error
 	select {
 	case <-ctx.Done():
-	case serveErr = <-run.errc:
+	case serveErr = <-run.Err():
 	}
-	run.stop()
+	run.Stop()
 	printMockSummary(opts.stdout, srv)
 	return serveErr
 }
@@ -285,87 +272,47 @@ func trustAlso(file string) (*tls.Config, error) {
 }
 
 // startMock listens on every address and serves.
-func startMock(srv *mock.Server, p *mockPlan) (*mockRunning, error) {
-	run := &mockRunning{server: srv, errc: make(chan error, 1+len(p.serve))}
-	var handlers []http.Handler
-	var addrs []string
-	if p.listen != "" {
-		handlers, addrs = append(handlers, srv), append(addrs, p.listen)
-	}
+func startMock(srv *mock.Server, p *mockPlan) (*mock.Listening, error) {
+	var serve []mock.Serve
 	for _, sp := range p.serve {
-		h, err := srv.ServiceHandler(sp.service)
-		if errors.Is(err, mock.ErrUnknownService) {
-			return nil, usagef("mock: --serve %s=%s: %v", sp.listen, sp.service, err)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("mock: --serve: %w", err)
-		}
-		handlers, addrs = append(handlers, h), append(addrs, sp.listen)
+		serve = append(serve, mock.Serve{Listen: sp.listen, Service: sp.service})
 	}
-	var listeners []net.Listener
-	for i, addr := range addrs {
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
-			for _, l := range listeners {
-				l.Close()
+	run, err := srv.Listen(p.listen, serve)
+	var le *mock.ListenError
+	switch {
+	case errors.Is(err, mock.ErrUnknownService):
+		for _, sp := range p.serve {
+			if _, e := srv.ServiceHandler(sp.service); e != nil {
+				return nil, usagef("mock: --serve %s=%s: %v", sp.listen, sp.service, e)
 			}
-			what := "--listen"
-			if p.listen == "" || i > 0 {
-				what = "--serve"
-			}
-			return nil, fmt.Errorf("mock: %s %s: %w", what, addr, err)
 		}
-		listeners = append(listeners, l)
+		return nil, usagef("mock: --serve: %v", err)
+	case errors.As(err, &le):
+		what := "--serve"
+		if le.Serve == (mock.Serve{}) {
+			what = "--listen"
+		}
+		return nil, fmt.Errorf("mock: %s %s: %w", what, le.Addr, le.Err)
+	case err != nil:
+		return nil, fmt.Errorf("mock: %w", err)
 	}
-	for i, l := range listeners {
-		hs := &http.Server{Handler: handlers[i], ReadHeaderTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
-			ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)}
-		run.srvs = append(run.srvs, hs)
-		run.wg.Go(func() {
-			if err := hs.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				run.errc <- fmt.Errorf("mock: serve %s: %w", l.Addr(), err)
-			}
-		})
-	}
-	if p.listen != "" {
-		run.proxy, listeners = listeners[0], listeners[1:]
-	}
-	run.serve = listeners
 	return run, nil
 }
 
-// stop stops the listeners, lets answers in progress finish (briefly), and
-// ends the tunnels still open.
-func (r *mockRunning) stop() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	var wg sync.WaitGroup
-	for _, hs := range r.srvs {
-		wg.Go(func() {
-			if err := hs.Shutdown(ctx); err != nil {
-				hs.Close()
-			}
-		})
-	}
-	wg.Wait()
-	r.server.Close()
-	r.wg.Wait()
-}
-
-func printMockListening(w io.Writer, r *mockRunning, p *mockPlan, opts *mockOptions, authority *ca.CA) error {
+func printMockListening(w io.Writer, r *mock.Listening, p *mockPlan, opts *mockOptions, authority *ca.CA) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "mocking %s from %s (on miss: %s, timing: %s, match: %s)\n",
-		strings.Join(r.server.Services(), ", "), opts.snapshot, opts.behaviour.onMiss, opts.behaviour.timing, p.match)
-	if r.proxy != nil {
+		strings.Join(r.Server().Services(), ", "), opts.snapshot, opts.behaviour.onMiss, opts.behaviour.timing, p.match)
+	if r.Proxy != nil {
 		bundle, err := authority.BundlePath()
 		if err != nil {
 			return fmt.Errorf("mock: %w", err)
 		}
-		proxy := "http://" + dialable(r.proxy.Addr())
-		fmt.Fprintf(&b, "forward proxy listening on %s; other hosts pass through. Start the app with:\n", r.proxy.Addr())
+		proxy := "http://" + dialable(r.Proxy.Addr())
+		fmt.Fprintf(&b, "forward proxy listening on %s; other hosts pass through. Start the app with:\n", r.Proxy.Addr())
 		fmt.Fprintf(&b, "  HTTP_PROXY=%s\n  HTTPS_PROXY=%s\n  SSL_CERT_FILE=%s\n", proxy, proxy, shellQuote(bundle))
 	}
-	for i, l := range r.serve {
+	for i, l := range r.Serve {
 		fmt.Fprintf(&b, "serving %s on %s: use base URL http://%s\n", p.serve[i].service, l.Addr(), dialable(l.Addr()))
 	}
 	b.WriteString("Ctrl-C to stop\n")

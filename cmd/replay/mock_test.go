@@ -20,6 +20,7 @@ import (
 
 	"github.com/replaykit/replay/internal/ca"
 	"github.com/replaykit/replay/internal/syncbuf"
+	"github.com/replaykit/replay/mock"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -143,13 +144,13 @@ func TestMockInProcess(t *testing.T) {
 		behaviour: mockBehaviour{onMiss: "error", timing: "none"}, match: "template",
 		stdout: &stdout, stderr: &stderr,
 	}
-	ready := make(chan *mockRunning, 1)
-	opts.onReady = func(r *mockRunning) { ready <- r }
+	ready := make(chan *mock.Listening, 1)
+	opts.onReady = func(r *mock.Listening) { ready <- r }
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- mockRun(ctx, opts) }()
-	var r *mockRunning
+	var r *mock.Listening
 	select {
 	case r = <-ready:
 	case err := <-done:
@@ -157,7 +158,7 @@ func TestMockInProcess(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("mock did not start within 60s")
 	}
-	proxyURL, _ := url.Parse("http://" + r.proxy.Addr().String())
+	proxyURL, _ := url.Parse("http://" + r.Proxy.Addr().String())
 	tr := &http.Transport{Proxy: http.ProxyURL(proxyURL), TLSClientConfig: &tls.Config{RootCAs: authority.Pool()}}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
@@ -181,7 +182,7 @@ func TestMockInProcess(t *testing.T) {
 		t.Errorf("miss: %d %q", code, body)
 	}
 	base := &http.Client{Timeout: 30 * time.Second}
-	if code, body := get(base, "http://"+r.serve[0].Addr().String()+"/v1/items?page=1"); code != 200 || body != `{"items":[1,2,3]}` {
+	if code, body := get(base, "http://"+r.Serve[0].Addr().String()+"/v1/items?page=1"); code != 200 || body != `{"items":[1,2,3]}` {
 		t.Errorf("--serve (second identical call, second response): %d %q", code, body)
 	}
 	cancel()
@@ -194,7 +195,7 @@ func TestMockInProcess(t *testing.T) {
 		"  HTTP_PROXY=" + proxyURL.String() + "\n",
 		"  HTTPS_PROXY=" + proxyURL.String() + "\n",
 		"  SSL_CERT_FILE=" + filepath.Join(caDir, "bundle.pem") + "\n",
-		"serving api.test:443 on " + r.serve[0].Addr().String() + ": use base URL http://" + r.serve[0].Addr().String(),
+		"serving api.test:443 on " + r.Serve[0].Addr().String() + ": use base URL http://" + r.Serve[0].Addr().String(),
 		"mock stopped: 3 calls answered (3 exact, 0 loose, 0 by template), 1 misses, 0 passed through",
 		"misses:\n  GET https://api.test/v1/items?page=2\n    closest recorded: GET https://api.test/v1/items?page=1\n    query page: got 2, recorded 1\n",
 	} {
