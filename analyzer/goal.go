@@ -122,45 +122,54 @@ func ParseGoal(s string) (Goal, error) {
 		return Goal{}, fmt.Errorf("goal %q: no value after %q", text, g.Op)
 	}
 	var err error
+	if g.Value, g.Unit, err = goalValue(text, kind, value); err != nil {
+		return Goal{}, err
+	}
+	return g, nil
+}
+
+// goalValue parses value as the threshold of the goal text for a metric of
+// kind (see metric), and returns it with its unit ("" for a count).
+func goalValue(text, kind, value string) (v float64, unit string, err error) {
 	switch kind {
 	case "ms":
-		g.Unit = "ms"
-		g.Value, err = parseMillis(value)
+		unit = "ms"
+		v, err = parseMillis(value)
 		if err != nil {
-			return Goal{}, fmt.Errorf("goal %q: bad duration %q: want e.g. 500ms, 1s or 250us", text, value)
+			return 0, "", fmt.Errorf("goal %q: bad duration %q: want e.g. 500ms, 1s or 250us", text, value)
 		}
 	case "req/s":
-		g.Unit = "req/s"
-		g.Value, err = parseNumber(strings.TrimSuffix(value, "/s"))
+		unit = "req/s"
+		v, err = parseNumber(strings.TrimSuffix(value, "/s"))
 		if err != nil {
-			return Goal{}, fmt.Errorf("goal %q: bad rate %q: want requests per second, e.g. 50", text, value)
+			return 0, "", fmt.Errorf("goal %q: bad rate %q: want requests per second, e.g. 50", text, value)
 		}
 	case "%":
-		g.Unit = "%"
-		g.Value, err = parsePercent(value, true)
-		if err != nil || g.Value > 100 {
-			return Goal{}, fmt.Errorf("goal %q: bad percentage %q: want e.g. 99%%", text, value)
+		unit = "%"
+		v, err = parsePercent(value, true)
+		if err != nil || v > 100 {
+			return 0, "", fmt.Errorf("goal %q: bad percentage %q: want e.g. 99%%", text, value)
 		}
 	case "count|%":
 		if strings.HasSuffix(value, "%") {
-			g.Unit = "%"
-			g.Value, err = parsePercent(value, false)
-			if err != nil || g.Value > 100 {
-				return Goal{}, fmt.Errorf("goal %q: bad percentage %q: want e.g. 1%%", text, value)
+			unit = "%"
+			v, err = parsePercent(value, false)
+			if err != nil || v > 100 {
+				return 0, "", fmt.Errorf("goal %q: bad percentage %q: want e.g. 1%%", text, value)
 			}
 		} else {
-			g.Value, err = parseNumber(value)
+			v, err = parseNumber(value)
 			if err != nil {
-				return Goal{}, fmt.Errorf("goal %q: bad count %q: want a number of requests, or a percentage such as 1%%", text, value)
+				return 0, "", fmt.Errorf("goal %q: bad count %q: want a number of requests, or a percentage such as 1%%", text, value)
 			}
 		}
 	default:
-		g.Value, err = parseNumber(value)
+		v, err = parseNumber(value)
 		if err != nil {
-			return Goal{}, fmt.Errorf("goal %q: bad number %q: want statements per request, e.g. 5", text, value)
+			return 0, "", fmt.Errorf("goal %q: bad number %q: want statements per request, e.g. 5", text, value)
 		}
 	}
-	return g, nil
+	return v, unit, nil
 }
 
 // ParseGoals parses several goals, stopping at the first bad one.

@@ -1,17 +1,13 @@
 package mock
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/elazarl/goproxy"
@@ -114,45 +110,4 @@ func (p printfLogger) Printf(format string, v ...any) {
 		return
 	}
 	p.l.Log(context.Background(), slog.LevelDebug, strings.TrimSpace(fmt.Sprintf(format, v...)), "component", "goproxy")
-}
-
-// hijackTracker hands goproxy the CONNECT connection it hijacks, tracked so
-// that Close can end it.
-type hijackTracker struct {
-	http.ResponseWriter
-	s *Server
-}
-
-func (h *hijackTracker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	c, rw, err := http.NewResponseController(h.ResponseWriter).Hijack()
-	if err != nil {
-		return nil, nil, err
-	}
-	tc := &trackedConn{Conn: c, s: h.s}
-	h.s.connMu.Lock()
-	defer h.s.connMu.Unlock()
-	if h.s.closed {
-		_ = c.Close()
-		return nil, nil, errors.New("mock server closed")
-	}
-	h.s.conns[tc] = struct{}{}
-	return tc, rw, nil
-}
-
-func (h *hijackTracker) Unwrap() http.ResponseWriter { return h.ResponseWriter }
-
-// trackedConn leaves the server's set when closed.
-type trackedConn struct {
-	net.Conn
-	s    *Server
-	once sync.Once
-}
-
-func (c *trackedConn) Close() error {
-	c.once.Do(func() {
-		c.s.connMu.Lock()
-		delete(c.s.conns, c)
-		c.s.connMu.Unlock()
-	})
-	return c.Conn.Close()
 }

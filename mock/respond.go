@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"net/textproto"
 	"strconv"
-	"strings"
 
+	"github.com/replaykit/replay/internal/hopbyhop"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -17,13 +17,6 @@ import (
 // a transport failure instead of a response, "truncated" when the recorded
 // body was cut at the recorder's body limit.
 const MarkerHeader = "X-Replay-Mock"
-
-// hopHeaders are hop-by-hop headers (RFC 9110 §7.6.1) that a recorded
-// response must not carry to the client; Content-Length is set anew.
-var hopHeaders = []string{
-	"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
-	"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Content-Length",
-}
 
 // reply is a response ready to send: status, headers and body.
 type reply struct {
@@ -47,15 +40,9 @@ func recordedReply(method string, e *snapshots.Exchange) reply {
 	for k, vs := range e.ResponseHeader {
 		h[textproto.CanonicalMIMEHeaderKey(k)] = append([]string(nil), vs...)
 	}
-	for _, v := range h["Connection"] {
-		for _, name := range strings.Split(v, ",") {
-			h.Del(strings.TrimSpace(name))
-		}
-	}
+	hopbyhop.Remove(h)
 	recordedLength := h.Get("Content-Length")
-	for _, k := range hopHeaders {
-		delete(h, k)
-	}
+	delete(h, "Content-Length") // recomputed below
 	r := reply{status: e.Status, header: h, body: e.ResponseBody}
 	switch {
 	case method == http.MethodHead:

@@ -19,6 +19,7 @@ import (
 
 	"github.com/elazarl/goproxy"
 
+	"github.com/replaykit/replay/internal/conntrack"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -133,12 +134,13 @@ type Server struct {
 	missLog  []*MissError
 	missByRq map[string]*MissError // by request exact key
 
-	connMu sync.Mutex
-	conns  map[*trackedConn]struct{} // hijacked CONNECT connections
-	closed bool
+	conns conntrack.Set // hijacked CONNECT connections
 }
 
 var _ http.Handler = (*Server)(nil)
+
+// errClosed is what goproxy's hijack of a CONNECT gets once Close has run.
+var errClosed = errors.New("mock server closed")
 
 // New validates cfg and builds a Server.
 func New(cfg Config) (*Server, error) {
@@ -174,7 +176,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, m: m,
 		mocked: map[string]bool{}, resolve: map[string]string{},
-		missByRq: map[string]*MissError{}, conns: map[*trackedConn]struct{}{},
+		missByRq: map[string]*MissError{},
 	}
 	for from, to := range cfg.Resolve {
 		s.resolve[strings.ToLower(from)] = to
@@ -257,16 +259,7 @@ func (s *Server) Stats() Stats {
 // refused. Call it once the listeners have stopped: http.Server.Shutdown does
 // not wait for tunnels, which live until the app closes them.
 func (s *Server) Close() error {
-	s.connMu.Lock()
-	s.closed = true
-	conns := make([]*trackedConn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
-	s.connMu.Unlock()
-	for _, c := range conns {
-		_ = c.Close()
-	}
+	s.conns.Close()
 	s.transport.CloseIdleConnections()
 	return nil
 }
@@ -330,14 +323,11 @@ func readBody(r *http.Request) ([]byte, error) {
 // through to the real upstream.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodConnect {
-		s.connMu.Lock()
-		closed := s.closed
-		s.connMu.Unlock()
-		if closed {
+		if s.conns.Closed() {
 			http.Error(w, "replay mock: closed", http.StatusServiceUnavailable)
 			return
 		}
-		s.proxy.ServeHTTP(&hijackTracker{ResponseWriter: w, s: s}, r)
+		s.proxy.ServeHTTP(&conntrack.Writer{ResponseWriter: w, Set: &s.conns, ErrClosed: errClosed}, r)
 		return
 	}
 	if !r.URL.IsAbs() {

@@ -462,11 +462,7 @@ func TestCloseEndsTunnels(t *testing.T) {
 	if _, body := do(t, client, "GET", "https://api.test/a", nil); string(body) != "a" {
 		t.Fatalf("body %q", body)
 	}
-	open := func() int {
-		s.connMu.Lock()
-		defer s.connMu.Unlock()
-		return len(s.conns)
-	}
+	open := func() int { return s.conns.Len() }
 	if n := open(); n != 1 {
 		t.Fatalf("%d tunnels open, want 1", n)
 	}

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/replaykit/replay/snapshots"
 )
 
 // defaultVolatileKeys name query parameters and JSON object members whose
@@ -88,28 +90,10 @@ func volatileValue(s string) bool {
 	switch {
 	case len(s) < 10:
 		return false
-	case isUUID(s), isLongHex(s), isEpoch(s), isDateTime(s):
+	case snapshots.IsUUID(s), isLongHex(s), isEpoch(s), isDateTime(s):
 		return true
 	}
 	return false
-}
-
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if i == 8 || i == 13 || i == 18 || i == 23 {
-			if s[i] != '-' {
-				return false
-			}
-			continue
-		}
-		if !isHexByte(s[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // isLongHex: at least 16 hex digits with both a digit and a letter, so that

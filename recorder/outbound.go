@@ -17,6 +17,7 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/replaykit/replay/internal/ca"
+	"github.com/replaykit/replay/internal/conntrack"
 )
 
 // OutboundConfig configures an Outbound forward proxy. Only Sink and CA are
@@ -69,11 +70,9 @@ type Outbound struct {
 	mitm      *goproxy.ConnectAction
 	rt        goproxy.RoundTripper
 
-	bufs   sync.Pool    // *[]byte body copy buffers
-	calls  atomic.Int64 // outbound calls not yet recorded
-	mu     sync.Mutex
-	conns  map[*trackedConn]struct{} // hijacked client connections
-	closed bool
+	bufs  sync.Pool     // *[]byte body copy buffers
+	calls atomic.Int64  // outbound calls not yet recorded
+	conns conntrack.Set // hijacked client connections
 }
 
 var _ http.Handler = (*Outbound)(nil)
@@ -94,7 +93,6 @@ func NewOutbound(cfg OutboundConfig) (*Outbound, error) {
 		redact:   newRedactor(cfg.RedactHeaders),
 		logger:   cfg.Logger,
 		mitm:     cfg.CA.MITM(),
-		conns:    map[*trackedConn]struct{}{},
 	}
 	for from, to := range cfg.Resolve {
 		if _, _, err := net.SplitHostPort(from); err != nil {
@@ -177,7 +175,7 @@ func (o *Outbound) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.C
 // and absolute-form plain HTTP requests.
 func (o *Outbound) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodConnect {
-		o.proxy.ServeHTTP(&hijackTracker{ResponseWriter: w, o: o}, r)
+		o.proxy.ServeHTTP(o.hijacker(w), r)
 		return
 	}
 	o.proxy.ServeHTTP(&streamWriter{ResponseWriter: w, o: o}, r)
@@ -207,16 +205,7 @@ func (o *Outbound) Shutdown(ctx context.Context) error {
 // Close closes the app's connections to the proxy and the idle connections
 // to upstreams. Calls still in progress are cut and recorded with Error.
 func (o *Outbound) Close() error {
-	o.mu.Lock()
-	o.closed = true
-	conns := make([]*trackedConn, 0, len(o.conns))
-	for c := range o.conns {
-		conns = append(conns, c)
-	}
-	o.mu.Unlock()
-	for _, c := range conns {
-		c.Close()
-	}
+	o.conns.Close()
 	o.transport.CloseIdleConnections()
 	return nil
 }
@@ -224,57 +213,14 @@ func (o *Outbound) Close() error {
 // InProgress returns the number of outbound calls not yet recorded.
 func (o *Outbound) InProgress() int { return int(o.calls.Load()) }
 
-// track registers a hijacked client connection, so that Close can end it;
-// it returns nil when the proxy is closed.
-func (o *Outbound) track(c net.Conn) *trackedConn {
-	tc := &trackedConn{Conn: c, o: o}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.closed {
-		return nil
-	}
-	o.conns[tc] = struct{}{}
-	return tc
+// hijacker wraps w so that the connection goproxy hijacks from it is kept
+// in the proxy's set, which Close ends.
+func (o *Outbound) hijacker(w http.ResponseWriter) *conntrack.Writer {
+	return &conntrack.Writer{ResponseWriter: w, Set: &o.conns, ErrClosed: errOutboundClosed}
 }
 
-// trackedConn is a hijacked client connection that leaves the proxy's set
-// when closed.
-type trackedConn struct {
-	net.Conn
-	o    *Outbound
-	once sync.Once
-}
-
-func (c *trackedConn) Close() error {
-	c.once.Do(func() {
-		c.o.mu.Lock()
-		delete(c.o.conns, c)
-		c.o.mu.Unlock()
-	})
-	return c.Conn.Close()
-}
-
-// hijackTracker hands goproxy the connection of a CONNECT request and keeps
-// it in the proxy's set.
-type hijackTracker struct {
-	http.ResponseWriter
-	o *Outbound
-}
-
-func (h *hijackTracker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	c, rw, err := http.NewResponseController(h.ResponseWriter).Hijack()
-	if err != nil {
-		return nil, nil, err
-	}
-	tc := h.o.track(c)
-	if tc == nil {
-		c.Close()
-		return nil, nil, errors.New("outbound recorder closed")
-	}
-	return tc, rw, nil
-}
-
-func (h *hijackTracker) Unwrap() http.ResponseWriter { return h.ResponseWriter }
+// errOutboundClosed is what a hijack gets once Close has run.
+var errOutboundClosed = errors.New("outbound recorder closed")
 
 // streamWriter flushes every write of a response of unknown length, so that
 // a chunked upstream response reaches the app chunk by chunk (goproxy only
@@ -297,7 +243,7 @@ func (s *streamWriter) Flush() { http.NewResponseController(s.ResponseWriter).Fl
 
 // Hijack serves plain-HTTP upgrades (WebSocket), which goproxy relays itself.
 func (s *streamWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	return (&hijackTracker{ResponseWriter: s.ResponseWriter, o: s.o}).Hijack()
+	return s.o.hijacker(s.ResponseWriter).Hijack()
 }
 
 func (s *streamWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/replaykit/replay/internal/hopbyhop"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -35,13 +36,9 @@ type template struct {
 	h1       h1Template    // the request serialized, for the fast path
 }
 
-// hopHeaders are connection-level headers that a proxy or client never
-// forwards (RFC 9110 §7.6.1), plus those the client computes itself.
-var hopHeaders = []string{
-	"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
-	"Te", "Trailer", "Transfer-Encoding", "Upgrade",
-	"Content-Length", "Host", "Traceparent", "Tracestate",
-}
+// computedHeaders are the request headers the client computes itself, so a
+// recorded value is dropped like a hop-by-hop header.
+var computedHeaders = [...]string{"Content-Length", "Host", "Traceparent", "Tracestate"}
 
 func newTemplate(e *snapshots.Exchange, target *url.URL, override http.Header) (*template, error) {
 	ru, err := url.Parse(e.URL)
@@ -104,13 +101,8 @@ func requestHeader(rec, override http.Header) http.Header {
 			h[http.CanonicalHeaderKey(k)] = keep
 		}
 	}
-	// Headers named by Connection are hop-by-hop too.
-	for _, v := range h["Connection"] {
-		for _, name := range strings.Split(v, ",") {
-			h.Del(strings.TrimSpace(name))
-		}
-	}
-	for _, k := range hopHeaders {
+	hopbyhop.Remove(h)
+	for _, k := range computedHeaders {
 		delete(h, k)
 	}
 	for k, vs := range override {

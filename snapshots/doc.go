@@ -27,7 +27,8 @@
 //
 // Endpoint computes endpoint templates ("GET /orders/{id}"): path segments
 // that are numbers, UUIDs, long hex or id-like tokens become {id}, and the
-// user's rules (ParseRule) win. ExportJSONL/ImportJSONL and
+// user's rules (ParseRule) win; IsUUID is its UUID test, which the mock
+// shares. ExportJSONL/ImportJSONL and
 // ExportHAR/ImportHAR convert snapshots to and from JSON Lines and HAR 1.2
 // losslessly; ImportHAR also reads the HAR files of Chrome and Firefox.
 //

@@ -167,7 +167,7 @@ func isID(seg string) bool {
 	switch {
 	case digits == len(seg): // 42
 		return true
-	case isUUID(seg):
+	case IsUUID(seg):
 		return true
 	case hex == len(seg) && len(seg) >= 16: // 5f2b9c0e1a7d4e3f
 		return true
@@ -179,8 +179,10 @@ func isID(seg string) bool {
 	return false
 }
 
-// isUUID reports whether s is 8-4-4-4-12 hex digits.
-func isUUID(s string) bool {
+// IsUUID reports whether s is a UUID in text form: 8-4-4-4-12 hex digits,
+// either case. Endpoint takes such a path segment for an identifier; the
+// mock takes such a value for one that changes on every call.
+func IsUUID(s string) bool {
 	if len(s) != 36 {
 		return false
 	}

@@ -93,22 +93,7 @@ func (s *scanner) scan(text []byte, split bool) {
 			s.emit(tokOperand, text[i:j])
 			i = j
 		case c == '$':
-			if i+1 < n && isDigit(text[i+1]) {
-				j := i + 1
-				for j < n && isDigit(text[j]) {
-					j++
-				}
-				s.literal()
-				i = j
-				break
-			}
-			if j, ok := skipDollarQuote(text, i); ok {
-				s.literal()
-				i = j
-				break
-			}
-			s.emit(tokOther, text[i:i+1])
-			i++
+			i = s.dollar(text, i)
 		case isDigit(c) || (c == '.' && i+1 < n && isDigit(text[i+1])):
 			i = skipNumber(text, i)
 			s.literal()
@@ -176,6 +161,26 @@ func (s *scanner) scan(text []byte, split bool) {
 	if !split && len(s.spans) == 0 {
 		s.spans = append(s.spans, span{start: 0, end: n, shapeStart: len(s.shape), shapeEnd: len(s.shape)})
 	}
+}
+
+// dollar scans from the '$' at i a parameter ($1), a dollar-quoted string
+// ($tag$...$tag$) or else the lone '$', and returns where it ends.
+func (s *scanner) dollar(text []byte, i int) int {
+	n := len(text)
+	if i+1 < n && isDigit(text[i+1]) {
+		j := i + 1
+		for j < n && isDigit(text[j]) {
+			j++
+		}
+		s.literal()
+		return j
+	}
+	if j, ok := skipDollarQuote(text, i); ok {
+		s.literal()
+		return j
+	}
+	s.emit(tokOther, text[i:i+1])
+	return i + 1
 }
 
 func (s *scanner) startStatement() {

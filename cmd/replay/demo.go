@@ -19,7 +19,7 @@ import (
 	"github.com/replaykit/replay/examples/orders/app"
 	"github.com/replaykit/replay/examples/orders/catalog"
 	"github.com/replaykit/replay/internal/ca"
-	"github.com/replaykit/replay/internal/pgtest"
+	"github.com/replaykit/replay/internal/pgcluster"
 	"github.com/replaykit/replay/mock"
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/report"
@@ -113,7 +113,7 @@ func demoRun(ctx context.Context, opts *demoOptions) error {
 	}
 
 	step("Starting a throwaway PostgreSQL and the catalog API stand-in")
-	pg, err := pgtest.Start(ctx, pgtest.Config{})
+	pg, err := pgcluster.Start(ctx, pgcluster.Config{})
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}

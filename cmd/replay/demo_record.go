@@ -11,7 +11,7 @@ import (
 
 	"github.com/replaykit/replay/examples/orders/app"
 	"github.com/replaykit/replay/internal/ca"
-	"github.com/replaykit/replay/internal/pgtest"
+	"github.com/replaykit/replay/internal/pgcluster"
 	"github.com/replaykit/replay/internal/syncbuf"
 	"github.com/replaykit/replay/recorder"
 	"github.com/replaykit/replay/replayer"
@@ -20,7 +20,7 @@ import (
 // demoRecord records the orders service with replay record's own machinery:
 // the proxies listen first, then the app starts behind them, so its
 // connection pool goes through the SQL counter.
-func demoRecord(ctx context.Context, opts *demoOptions, authority *ca.CA, pg *pgtest.Cluster, standAddr, snap string) error {
+func demoRecord(ctx context.Context, opts *demoOptions, authority *ca.CA, pg *pgcluster.Cluster, standAddr, snap string) error {
 	port, err := demoFreePort()
 	if err != nil {
 		return err

@@ -16,41 +16,6 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(Main(m)) }
 
-func TestClusterStartsAndStops(t *testing.T) {
-	if os.Getenv(EnvURL) != "" {
-		t.Skip("uses " + EnvURL)
-	}
-	c, err := Start(context.Background(), Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, c.URL("postgres"))
-	if err != nil {
-		c.Stop()
-		t.Fatal(err)
-	}
-	var one int
-	if err := conn.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
-		t.Errorf("SELECT 1 = %d, %v", one, err)
-	}
-	var fsync string
-	conn.QueryRow(ctx, "SHOW fsync").Scan(&fsync)
-	if fsync != "off" {
-		t.Errorf("fsync = %q, want off", fsync)
-	}
-	conn.Close(ctx)
-	if err := c.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(c.Dir); !os.IsNotExist(err) {
-		t.Errorf("cluster dir %s still exists after Stop", c.Dir)
-	}
-	if _, err := pgx.Connect(ctx, c.URL("postgres")); err == nil {
-		t.Error("server still answers after Stop")
-	}
-}
-
 func TestDatabasesAreIsolated(t *testing.T) {
 	ctx := context.Background()
 	a, b := Database(t), Database(t)

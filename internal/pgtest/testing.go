@@ -5,14 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net"
-	"net/url"
 	"os"
-	"strconv"
 	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/replaykit/replay/internal/pgcluster"
 )
 
 // New returns a cluster for the test, stopped and removed when the test ends
@@ -32,7 +31,7 @@ func New(t testing.TB, cfg ...Config) *Cluster {
 	if len(cfg) > 0 {
 		c0 = cfg[0]
 	}
-	c, err := Start(context.Background(), c0)
+	c, err := pgcluster.Start(context.Background(), c0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,17 +39,13 @@ func New(t testing.TB, cfg ...Config) *Cluster {
 	return c
 }
 
+// fromURL wraps the server named by EnvURL.
 func fromURL(raw string) (*Cluster, error) {
-	u, err := url.Parse(raw)
+	c, err := pgcluster.FromURL(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", EnvURL, err)
 	}
-	host, portStr, err := net.SplitHostPort(u.Host)
-	if err != nil {
-		host, portStr = u.Host, "5432"
-	}
-	port, _ := strconv.Atoi(portStr)
-	return &Cluster{Host: host, Port: port, User: u.User.Username(), external: true, done: make(chan struct{})}, nil
+	return c, nil
 }
 
 var shared struct {
@@ -112,7 +107,7 @@ func sharedCluster(t testing.TB) *Cluster {
 		if u := os.Getenv(EnvURL); u != "" {
 			shared.c, shared.err = fromURL(u)
 		} else {
-			shared.c, shared.err = Start(context.Background(), Config{})
+			shared.c, shared.err = pgcluster.Start(context.Background(), Config{})
 		}
 	}
 	if shared.err != nil {

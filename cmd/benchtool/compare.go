@@ -45,18 +45,34 @@ type measurement struct {
 	note     string
 }
 
-func compare(args []string) error {
+// compareOptions are compare's flags.
+type compareOptions struct {
+	conc, rate, rounds             int
+	dur                            time.Duration
+	wrk, hey, vegeta, replay, only string
+}
+
+// parseCompare parses compare's flags.
+func parseCompare(args []string) (compareOptions, error) {
+	var o compareOptions
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	conc := fs.Int("c", 50, "concurrency of the closed model (connections, workers, virtual users)")
-	dur := fs.Duration("d", 10*time.Second, "duration of each generator's run")
-	rate := fs.Int("rate", 2000, "open-model rate, requests per second (0 skips the open model)")
-	rounds := fs.Int("rounds", 2, "rounds over all generators; the table shows the median")
-	wrk := fs.String("wrk", "wrk", "wrk binary ('' skips)")
-	hey := fs.String("hey", "hey", "hey binary ('' skips)")
-	vegeta := fs.String("vegeta", "vegeta", "vegeta binary ('' skips)")
-	replay := fs.String("replay", "", "replay binary (built from ./cmd/replay; '' skips replay run)")
-	only := fs.String("only", "", "comma-separated generator names to run (default all)")
-	if err := fs.Parse(args); err != nil {
+	fs.IntVar(&o.conc, "c", 50, "concurrency of the closed model (connections, workers, virtual users)")
+	fs.DurationVar(&o.dur, "d", 10*time.Second, "duration of each generator's run")
+	fs.IntVar(&o.rate, "rate", 2000, "open-model rate, requests per second (0 skips the open model)")
+	fs.IntVar(&o.rounds, "rounds", 2, "rounds over all generators; the table shows the median")
+	fs.StringVar(&o.wrk, "wrk", "wrk", "wrk binary ('' skips)")
+	fs.StringVar(&o.hey, "hey", "hey", "hey binary ('' skips)")
+	fs.StringVar(&o.vegeta, "vegeta", "vegeta", "vegeta binary ('' skips)")
+	fs.StringVar(&o.replay, "replay", "", "replay binary (built from ./cmd/replay; '' skips replay run)")
+	fs.StringVar(&o.only, "only", "", "comma-separated generator names to run (default all)")
+	return o, fs.Parse(args)
+}
+
+// compare runs every generator against one target for o.rounds rounds and
+// prints the table of medians.
+func compare(args []string) error {
+	o, err := parseCompare(args)
+	if err != nil {
 		return err
 	}
 	dir, err := os.MkdirTemp("", "replay-bench-")
@@ -70,92 +86,106 @@ func compare(args []string) error {
 	if err != nil {
 		return err
 	}
-	base := strings.TrimSuffix(url, "/bench")
-
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
 	snap := filepath.Join(dir, "bench.snap")
-	if *replay != "" {
+	if o.replay != "" {
 		if err := writeSnapshot(snap); err != nil {
 			return err
 		}
 	}
-	c, d := strconv.Itoa(*conc), dur.String()
-	secs := strconv.Itoa(int(dur.Seconds()))
+	gens := generators(o, url, self, snap)
+	results := make([][]measurement, len(gens))
+	notes := make([]string, len(gens))
+	for round := range o.rounds {
+		for i, g := range gens {
+			m := runRound(g, i, round, dir, &served)
+			results[i] = append(results[i], m)
+			if m.note != "" {
+				notes[i] = m.note
+			}
+		}
+	}
+	return printTable(o, tableRows(o, gens, results, notes))
+}
+
+// generators lists the command lines compare runs against url, leaving out
+// those whose binary is empty or that -only does not name.
+func generators(o compareOptions, url, self, snap string) []generator {
+	base := strings.TrimSuffix(url, "/bench")
+	c, d := strconv.Itoa(o.conc), o.dur.String()
+	secs := strconv.Itoa(int(o.dur.Seconds()))
 	var gens []generator
 	add := func(g generator, binary string) {
 		if binary == "" {
 			return
 		}
-		if *only != "" && !contains(strings.Split(*only, ","), g.name) {
+		if o.only != "" && !contains(strings.Split(o.only, ","), g.name) {
 			return
 		}
 		gens = append(gens, g)
 	}
-	add(generator{name: "wrk", model: "closed", argv: []string{*wrk, "-t2", "-c" + c, "-d" + secs + "s", url}}, *wrk)
-	add(generator{name: "hey", model: "closed", argv: []string{*hey, "-c", c, "-z", d, "-disable-compression", url}}, *hey)
-	add(generator{name: "vegeta", model: "closed", argv: []string{*vegeta, "attack", "-rate=0", "-workers=" + c, "-max-workers=" + c, "-duration=" + d, "-output=/dev/null"}, stdin: "GET " + url + "\n"}, *vegeta)
+	add(generator{name: "wrk", model: "closed", argv: []string{o.wrk, "-t2", "-c" + c, "-d" + secs + "s", url}}, o.wrk)
+	add(generator{name: "hey", model: "closed", argv: []string{o.hey, "-c", c, "-z", d, "-disable-compression", url}}, o.hey)
+	add(generator{name: "vegeta", model: "closed", argv: []string{o.vegeta, "attack", "-rate=0", "-workers=" + c, "-max-workers=" + c, "-duration=" + d, "-output=/dev/null"}, stdin: "GET " + url + "\n"}, o.vegeta)
 	add(generator{name: "net/http loop", model: "closed", argv: []string{self, "loop", url, c, d}}, self)
 	add(generator{name: "replayer (library)", model: "closed", argv: []string{self, "gen", url, c, d}}, self)
-	add(generator{name: "replay run", model: "closed", argv: []string{*replay, "run", "--snapshot", snap, "--target", base, "--vus", c, "--duration", d, "--format", "json", "--out", "RUNFILE"}}, *replay)
-	if *rate > 0 {
-		r := strconv.Itoa(*rate)
-		add(generator{name: "vegeta", model: "open", argv: []string{*vegeta, "attack", "-rate=" + r + "/s", "-duration=" + d, "-output=VEGETAOUT"}, stdin: "GET " + url + "\n", vegeta: *vegeta}, *vegeta)
-		add(generator{name: "replay run", model: "open", argv: []string{*replay, "run", "--snapshot", snap, "--target", base, "--rate", r + "/s", "--duration", d, "--format", "json", "--out", "RUNFILE"}}, *replay)
+	add(generator{name: "replay run", model: "closed", argv: []string{o.replay, "run", "--snapshot", snap, "--target", base, "--vus", c, "--duration", d, "--format", "json", "--out", "RUNFILE"}}, o.replay)
+	if o.rate > 0 {
+		r := strconv.Itoa(o.rate)
+		add(generator{name: "vegeta", model: "open", argv: []string{o.vegeta, "attack", "-rate=" + r + "/s", "-duration=" + d, "-output=VEGETAOUT"}, stdin: "GET " + url + "\n", vegeta: o.vegeta}, o.vegeta)
+		add(generator{name: "replay run", model: "open", argv: []string{o.replay, "run", "--snapshot", snap, "--target", base, "--rate", r + "/s", "--duration", d, "--format", "json", "--out", "RUNFILE"}}, o.replay)
 	}
+	return gens
+}
 
-	results := make([][]measurement, len(gens))
-	notes := make([]string, len(gens))
-	for round := range *rounds {
-		for i, g := range gens {
-			time.Sleep(time.Second) // let connections of the previous run close
-			// Fill in this round's file names on a copy of the command line.
-			g.argv = append([]string(nil), g.argv...)
-			g.run = ""
-			vout := filepath.Join(dir, fmt.Sprintf("vegeta-%d-%d.bin", i, round))
-			for j, a := range g.argv {
-				switch a {
-				case "RUNFILE":
-					g.run = filepath.Join(dir, fmt.Sprintf("run-%d-%d.db", i, round))
-					g.argv[j] = g.run
-				case "-output=VEGETAOUT":
-					g.argv[j] = "-output=" + vout
-				}
-			}
-			before := served.Load()
-			m := runGenerator(g)
-			m.requests = served.Load() - before
-			if g.run != "" && m.err == nil {
-				m.note = runLatency(g.run)
-			}
-			if g.vegeta != "" && m.err == nil {
-				m.note = vegetaLatency(g.vegeta, vout)
-			}
-			results[i] = append(results[i], m)
-			if m.note != "" {
-				notes[i] = m.note
-			}
-			fmt.Fprintf(os.Stderr, "round %d: %-20s %-6s %8d requests  %6.2fs CPU  %v\n", round+1, g.name, g.model, m.requests, m.cpu.Seconds(), errText(m.err))
+// runRound runs generator i once in the given round, counting the requests
+// the target served meanwhile, and reports the run on stderr.
+func runRound(g generator, i, round int, dir string, served *atomic.Int64) measurement {
+	time.Sleep(time.Second) // let connections of the previous run close
+	// Fill in this round's file names on a copy of the command line.
+	g.argv = append([]string(nil), g.argv...)
+	g.run = ""
+	vout := filepath.Join(dir, fmt.Sprintf("vegeta-%d-%d.bin", i, round))
+	for j, a := range g.argv {
+		switch a {
+		case "RUNFILE":
+			g.run = filepath.Join(dir, fmt.Sprintf("run-%d-%d.db", i, round))
+			g.argv[j] = g.run
+		case "-output=VEGETAOUT":
+			g.argv[j] = "-output=" + vout
 		}
 	}
-
-	fmt.Printf("\nTarget: a Go net/http server on loopback answering 13 bytes; %s per run, concurrency %d, open model at %d/s; %d rounds, median shown.\n", d, *conc, *rate, *rounds)
-	fmt.Printf("CPU is the generator process's user+system time; requests are counted by the target.\n\n")
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "generator\tmodel\treq/s\tCPU s\treq per CPU-s\tvs wrk\tCPU µs/req\t")
-	var wrkEff float64
-	type row struct {
-		g       generator
-		rps, cs float64
-		eff     float64
-		note    string
+	before := served.Load()
+	m := runGenerator(g)
+	m.requests = served.Load() - before
+	if g.run != "" && m.err == nil {
+		m.note = runLatency(g.run)
 	}
-	var rows []row
+	if g.vegeta != "" && m.err == nil {
+		m.note = vegetaLatency(g.vegeta, vout)
+	}
+	fmt.Fprintf(os.Stderr, "round %d: %-20s %-6s %8d requests  %6.2fs CPU  %v\n", round+1, g.name, g.model, m.requests, m.cpu.Seconds(), errText(m.err))
+	return m
+}
+
+// tableRow is one generator's medians over the rounds.
+type tableRow struct {
+	g       generator
+	rps, cs float64
+	eff     float64
+	note    string
+}
+
+// tableRows takes each generator's medians; an open-model note leads with the
+// share of the asked rate achieved.
+func tableRows(o compareOptions, gens []generator, results [][]measurement, notes []string) []tableRow {
+	var rows []tableRow
 	for i, g := range gens {
 		ms := results[i]
-		rps := median(ms, func(m measurement) float64 { return float64(m.requests) / dur.Seconds() })
+		rps := median(ms, func(m measurement) float64 { return float64(m.requests) / o.dur.Seconds() })
 		cpu := median(ms, func(m measurement) float64 { return m.cpu.Seconds() })
 		eff := median(ms, func(m measurement) float64 {
 			if m.cpu <= 0 {
@@ -163,14 +193,27 @@ func compare(args []string) error {
 			}
 			return float64(m.requests) / m.cpu.Seconds()
 		})
-		if g.name == "wrk" {
-			wrkEff = eff
-		}
 		note := notes[i]
 		if g.model == "open" {
-			note = strings.TrimSuffix(fmt.Sprintf("%.1f%% of %d/s; %s", 100*rps/float64(*rate), *rate, note), "; ")
+			note = strings.TrimSuffix(fmt.Sprintf("%.1f%% of %d/s; %s", 100*rps/float64(o.rate), o.rate, note), "; ")
 		}
-		rows = append(rows, row{g, rps, cpu, eff, note})
+		rows = append(rows, tableRow{g, rps, cpu, eff, note})
+	}
+	return rows
+}
+
+// printTable prints the method, the table ("vs wrk" against wrk's row) and
+// the notes.
+func printTable(o compareOptions, rows []tableRow) error {
+	fmt.Printf("\nTarget: a Go net/http server on loopback answering 13 bytes; %s per run, concurrency %d, open model at %d/s; %d rounds, median shown.\n", o.dur.String(), o.conc, o.rate, o.rounds)
+	fmt.Printf("CPU is the generator process's user+system time; requests are counted by the target.\n\n")
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "generator\tmodel\treq/s\tCPU s\treq per CPU-s\tvs wrk\tCPU µs/req\t")
+	var wrkEff float64
+	for _, r := range rows {
+		if r.g.name == "wrk" {
+			wrkEff = r.eff
+		}
 	}
 	for _, r := range rows {
 		ratio := "-"

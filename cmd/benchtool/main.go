@@ -1,17 +1,3 @@
-// Command benchtool measures load generators side by side: it starts one
-// local target server, runs each generator against it in turn as a separate
-// process, counts the requests at the target and the CPU time of the
-// generator process (user + system, from its rusage), and prints a table.
-// scripts/bench runs it; docs/benchmarks.md explains the method.
-//
-// Subcommands:
-//
-//	benchtool compare [flags]   the side-by-side comparison (the default)
-//	benchtool loop URL C D      a bare net/http loop: C goroutines, duration D
-//	benchtool gen URL C D [-run=FILE] [-cpuprofile=FILE]
-//	                            the replayer library, closed model, results
-//	                            discarded (or written to a run file)
-//	benchtool serve             the target alone; prints its URL
 package main
 
 import (
