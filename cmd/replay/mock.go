@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -191,9 +189,11 @@ func mockRun(ctx context.Context, opts *mockOptions) error {
 	}
 	var upstreamTLS *tls.Config
 	if opts.upstreamCA != "" {
-		if upstreamTLS, err = trustAlso(opts.upstreamCA); err != nil {
+		roots, err := ca.RootsWith(opts.upstreamCA)
+		if err != nil {
 			return fmt.Errorf("mock: --upstream-ca: %w", err)
 		}
+		upstreamTLS = &tls.Config{RootCAs: roots}
 	}
 	logger := slog.New(slog.NewTextHandler(opts.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := mock.New(mock.Config{
@@ -252,23 +252,6 @@ func loadOutbound(ctx context.Context, path string) ([]*snapshots.Exchange, []sn
 		return nil, nil, fmt.Errorf("mock: %w", err)
 	}
 	return exs, rules, nil
-}
-
-// trustAlso returns a client TLS config trusting the system roots plus the
-// certificates in the PEM file.
-func trustAlso(file string) (*tls.Config, error) {
-	pem, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	pool, err := x509.SystemCertPool()
-	if err != nil {
-		pool = x509.NewCertPool()
-	}
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("%s: no PEM certificate in the file", file)
-	}
-	return &tls.Config{RootCAs: pool}, nil
 }
 
 // startMock listens on every address and serves.

@@ -2,10 +2,8 @@ package main
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net"
-	"os"
 
 	"github.com/spf13/pflag"
 
@@ -92,18 +90,9 @@ func (o *pgTLSOptions) configs(caDir, listen string) (client, upstream *tls.Conf
 		// As libpq's sslmode=require: encrypted, whoever answers.
 		upstream = &tls.Config{InsecureSkipVerify: true}
 	case pgTLSVerifyFull:
-		roots, err := x509.SystemCertPool()
-		if err != nil || roots == nil {
-			roots = x509.NewCertPool()
-		}
-		if o.upstreamCA != "" {
-			pem, err := os.ReadFile(o.upstreamCA)
-			if err != nil {
-				return nil, nil, fmt.Errorf("--%supstream-tls-ca: %w", o.prefix, err)
-			}
-			if !roots.AppendCertsFromPEM(pem) {
-				return nil, nil, fmt.Errorf("--%supstream-tls-ca %s: no PEM certificate in it", o.prefix, o.upstreamCA)
-			}
+		roots, err := ca.RootsWith(o.upstreamCA)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--%supstream-tls-ca: %w", o.prefix, err)
 		}
 		upstream = &tls.Config{RootCAs: roots}
 	}

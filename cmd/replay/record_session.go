@@ -2,12 +2,10 @@ package main
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 
 	"github.com/replaykit/replay/internal/ca"
 	"github.com/replaykit/replay/recorder"
@@ -80,16 +78,9 @@ func sessionError(err error) error {
 
 // upstreamTLSConfig trusts the system roots plus the certificates in file.
 func upstreamTLSConfig(file string) (*tls.Config, error) {
-	pem, err := os.ReadFile(file)
+	roots, err := ca.RootsWith(file)
 	if err != nil {
 		return nil, fmt.Errorf("record: --upstream-ca: %w", err)
 	}
-	pool, err := x509.SystemCertPool()
-	if err != nil {
-		pool = x509.NewCertPool()
-	}
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("record: --upstream-ca %s: no PEM certificate in the file", file)
-	}
-	return &tls.Config{RootCAs: pool}, nil
+	return &tls.Config{RootCAs: roots}, nil
 }

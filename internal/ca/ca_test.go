@@ -463,3 +463,30 @@ func TestLeafCacheBounded(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestRootsWith(t *testing.T) {
+	dir := t.TempDir()
+	c, err := LoadOrCreate(filepath.Join(dir, "ca"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots, err := RootsWith(c.CertPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := c.Leaf("db.internal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := leaf.Leaf.Verify(x509.VerifyOptions{Roots: roots, DNSName: "db.internal"}); err != nil {
+		t.Errorf("a leaf of the CA does not verify with RootsWith(its certificate): %v", err)
+	}
+	bad := filepath.Join(dir, "bad.pem")
+	os.WriteFile(bad, []byte("not a certificate"), 0o644)
+	if _, err := RootsWith(bad); err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
+		t.Errorf("RootsWith(a file without certificates) = %v; want an error saying so", err)
+	}
+	if _, err := RootsWith(filepath.Join(dir, "none.pem")); err == nil {
+		t.Error("RootsWith(a missing file) gave no error")
+	}
+}
