@@ -30,14 +30,14 @@ func compareLive(ctx context.Context, opts *compareOptions, su *compareSetup, s 
 // should look at, and writes the report in every format (the first to
 // s.out, all to cfg.Dir); `replay compare` and `replay demo` share it.
 func runComparison(ctx context.Context, cfg session.CompareConfig, formats []report.Format, s streams, progress bool) (*report.ComparisonReport, error) {
-	var pl *compareProgressLine
+	var pl *report.CompareProgress
 	if progress {
-		pl = newCompareProgressLine(s.err)
-		cfg.Plan.Progress = pl.update
+		pl = report.NewCompareProgress(s.err)
+		cfg.Plan.Progress = pl.Update
 	}
 	res, err := session.Compare(ctx, cfg)
 	if pl != nil {
-		pl.clear()
+		pl.Clear()
 	}
 	var reset *session.ResetError
 	if errors.As(err, &reset) {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -334,21 +333,5 @@ func TestCompareNotesManyFailures(t *testing.T) {
 	want := "Note: 100% of the baseline's 60 requests failed (most often 404 Not Found); 100% of the candidate's 60 requests failed (most often 404 Not Found): check the builds' logs and the data (--reset) before trusting the latency figures"
 	if !strings.Contains(stdout, want) {
 		t.Errorf("stdout lacks %q:\n%s%s", want, stdout, stderr)
-	}
-}
-
-func TestCompareProgressLine(t *testing.T) {
-	var b bytes.Buffer
-	pl := newCompareProgressLine(&b)
-	pl.update(replayer.CompareProgress{Side: "baseline", Phase: "load", Slice: 1, Slices: 10, Progress: replayer.Progress{Done: 100, Failures: 1, Final: true}})
-	pl.update(replayer.CompareProgress{Side: "candidate", Phase: "load", Slice: 1, Slices: 10, Progress: replayer.Progress{Done: 90, Final: true}})
-	pl.update(replayer.CompareProgress{Side: "baseline", Phase: "load", Slice: 2, Slices: 10, Progress: replayer.Progress{Done: 40, Failures: 2, Rate: 200}})
-	pl.clear()
-	lines := strings.Split(b.String(), "\r\033[K")
-	if last := lines[len(lines)-2]; !strings.HasSuffix(last, "baseline  load    slice 2/10  140 requests, 3 failed  200/s") {
-		t.Errorf("last progress line %q, want the baseline's requests so far (100 + 40) and failures (1 + 2)", last)
-	}
-	if lines[len(lines)-1] != "" {
-		t.Errorf("clear left %q", lines[len(lines)-1])
 	}
 }

@@ -112,14 +112,14 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
-	var pl *runProgress
+	var pl *report.RunProgress
 	if opts.outTTY {
-		pl = newRunProgress(notes)
-		cfg.Plan.Progress = pl.update
+		pl = report.NewRunProgress(notes)
+		cfg.Plan.Progress = pl.Update
 	}
 	res, err := session.Run(ctx, cfg)
 	if pl != nil {
-		pl.clear()
+		pl.Clear()
 	}
 	if err != nil {
 		return err
