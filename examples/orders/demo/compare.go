@@ -1,0 +1,90 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/replaykit/replay/internal/ca"
+	"github.com/replaykit/replay/internal/pgcluster"
+	"github.com/replaykit/replay/mock"
+	"github.com/replaykit/replay/replayer"
+	"github.com/replaykit/replay/report"
+	"github.com/replaykit/replay/session"
+)
+
+// The comparison's load, as replay compare's defaults.
+const (
+	compareVUs     = 4
+	compareExplain = 3
+	compareWarmup  = time.Second
+)
+
+// compare compares APP_SLOW=0 with APP_SLOW=1 on the snapshot snap through
+// Config.Compare, or session.Compare when it is nil.
+func (r *runner) compare(ctx context.Context, authority *ca.CA, pg *pgcluster.Cluster, snap string) (*report.ComparisonReport, error) {
+	cfg, err := r.compareConfig(ctx, authority, pg, snap)
+	if err != nil {
+		return nil, err
+	}
+	if r.cfg.Compare != nil {
+		rep, err := r.cfg.Compare(ctx, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("demo: %w", err)
+		}
+		return rep, nil
+	}
+	res, err := session.Compare(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	return res.Report, nil
+}
+
+// compareConfig is the comparison as `replay compare` runs it with the
+// demo's flags: both builds started by replay, the catalog mocked, SQL
+// counted in front of the cluster, and the database reset before each
+// side.
+func (r *runner) compareConfig(ctx context.Context, authority *ca.CA, pg *pgcluster.Cluster, snap string) (session.CompareConfig, error) {
+	inbound, outbound, err := session.Load(ctx, snap, true)
+	if err != nil {
+		return session.CompareConfig{}, fmt.Errorf("demo: %w", err)
+	}
+	dbURL, dbAddr, d := pg.URL("postgres"), pg.Addr(), r.cfg.Duration
+	build := shellQuote(r.cfg.Replay) + " demo orders"
+	reset := fmt.Sprintf("DATABASE_URL=%s %s demo reset --orders %d", shellQuote(dbURL), shellQuote(r.cfg.Replay), Orders)
+	plan := replayer.ComparePlan{Load: replayer.LoadPlan{VUs: compareVUs, Duration: d}, Explain: compareExplain, Warmup: compareWarmup}
+	return session.CompareConfig{
+		Config: session.Config{
+			Snapshot: snap, Inbound: inbound,
+			Env:      []string{"DATABASE_URL=" + dbURL, "CATALOG_URL=https://" + CatalogHost},
+			Mock:     &mock.Config{Exchanges: outbound, Services: []string{catalogAddr}},
+			CA:       authority,
+			Postgres: &session.Postgres{Upstream: dbAddr},
+			Warn:     r.cfg.Warn,
+		},
+		Baseline:  session.SideConfig{Name: "baseline", Cmd: build, Env: []string{"APP_SLOW=0"}},
+		Candidate: session.SideConfig{Name: "candidate", Cmd: build, Env: []string{"APP_SLOW=1"}},
+		Dir:       filepath.Join(r.cfg.Dir, CompareDir),
+		Plan:      plan,
+		Reset:     reset,
+	}, nil
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but safe
+// characters: the replay binary's path goes into shell commands.
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:@%,=", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
