@@ -32,7 +32,7 @@ type RequestTracker interface {
 var DefaultRedactedHeaders = []string{"Authorization", "Cookie", "Set-Cookie", "Proxy-Authorization"}
 
 // Redacted replaces the value of a redacted header.
-const Redacted = "[REDACTED]"
+const Redacted = snapshots.Redacted
 
 // DefaultBodyLimit is the number of body bytes recorded per message when no
 // limit is configured: 1 MiB.

@@ -47,7 +47,7 @@ const (
 
 // Redacted is the value the recorder stores in place of a redacted header.
 // Such a header is dropped when replayed, unless Config.Header supplies it.
-const Redacted = "[REDACTED]"
+const Redacted = snapshots.Redacted
 
 // Config configures a Replayer. The zero value of every field but Target and
 // Exchanges is useful.

@@ -16,6 +16,10 @@ const (
 	Outbound Direction = "outbound"
 )
 
+// Redacted is the value a snapshot holds in place of a secret (a redacted
+// header's value), and the value reports show for one.
+const Redacted = "[REDACTED]"
+
 // Exchange is one recorded HTTP request and its response.
 type Exchange struct {
 	// ID identifies the exchange within its snapshot. Writer.NewID hands out

@@ -10,10 +10,12 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/replaykit/replay/snapshots"
 )
 
-// Mask replaces a secret value.
-const Mask = "[REDACTED]"
+// Mask replaces a secret value, as in snapshots.
+const Mask = snapshots.Redacted
 
 // secretWords are the parts of a header or variable name that suggest its
 // value is a secret.
