@@ -13,12 +13,14 @@
 // *sqlcount.Proxy, which the caller makes) that all write through one Tally
 // and share the inbound requests in flight, so calls and statements are
 // linked to the request that caused them. Tally counts what it passes on to
-// the snapshot, per endpoint, for a summary. Stop ends a session gracefully.
+// the snapshot, per endpoint, for a summary (TallySummary.WriteText renders
+// it). Stop ends a session gracefully.
 //
 // ImportPcap reads a tcpdump or Wireshark capture (pcap or pcapng) offline and
-// records the HTTP/1 exchanges in it as inbound exchanges.
+// records the HTTP/1 exchanges in it as inbound exchanges; PcapStats says
+// what else the capture held (WriteText) and why it yielded nothing (Warning).
 //
 // It does not replay or mock anything (see packages replayer and mock), nor
-// speak the PostgreSQL protocol itself (see package sqlcount), nor print:
-// rendering a summary is the caller's.
+// speak the PostgreSQL protocol itself (see package sqlcount), nor print on
+// its own: the summaries go to the io.Writer the caller gives.
 package recorder

@@ -21,6 +21,8 @@
 //   - HTML is one self-contained page: inline CSS, no scripts, no external
 //     assets.
 //
+// InventoryText renders what package snapshots' Inspect found in a snapshot.
+//
 // The reports read these RunInfo.Settings keys when the replayer sets them:
 // "load" (a description of the load model, which wins), else "vus", "rate",
 // "iterations" and "duration"; and "cmd" (a build started as a command,

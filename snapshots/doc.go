@@ -31,6 +31,9 @@
 // shares. ExportJSONL/ImportJSONL and
 // ExportHAR/ImportHAR convert snapshots to and from JSON Lines and HAR 1.2
 // losslessly; ImportHAR also reads the HAR files of Chrome and Firefox.
+// Export and Import pick one by Format (FormatOf reads it from a file name);
+// ExportFile writes a file whole or not at all, and Writer.CloseOrRemove
+// leaves no snapshot behind when what filled it failed.
 //
 // It imports nothing else of replay's, and does no networking.
 package snapshots

@@ -213,6 +213,20 @@ func (w *Writer) Close() error {
 	return nil
 }
 
+// CloseOrRemove closes w, and removes its file when err (what filling w
+// ended with) is not nil or the close fails: a snapshot holding part of its
+// input would mislead. It returns err, else Close's error. The file removed
+// is the one Create made; a file that was there before Create is never w's.
+func (w *Writer) CloseOrRemove(err error) error {
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return cleanup(w.path, err)
+	}
+	return nil
+}
+
 // writeStats stores the capture counters in the transaction about to commit,
 // so that the file's statistics always match the records it holds.
 func (w *Writer) writeStats(st *stmts) error {

@@ -10,6 +10,9 @@
 //	counts := p.End(exchangeID)  // it ended: the statements it caused, per fingerprint
 //	totals := p.Stats()          // everything so far, per fingerprint
 //
+// Stats.WriteTable renders the totals for a terminal and Stats.WriteJSON as
+// the JSON document replay sqlcount --json writes.
+//
 // # The wire
 //
 // The proxy answers GSSENCRequest with 'N', and SSLRequest with 'N' too

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/replaykit/replay/internal/ca"
 )
 
 // runCA runs `replay args...` and returns the exit code, stdout and stderr.
@@ -82,7 +84,7 @@ func TestCAJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var got caInfo
+	var got ca.Info
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("%v in %s", err, out)
 	}

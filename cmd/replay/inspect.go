@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"strconv"
 
@@ -68,51 +67,10 @@ func inspectRun(ctx context.Context, opts *inspectOptions) error {
 		enc.SetEscapeHTML(false)
 		return enc.Encode(inv)
 	}
-	return writeInventory(opts.stdout, inv)
+	return report.InventoryText(opts.stdout, inv)
 }
 
-// writeInventory prints inv as aligned tables.
-func writeInventory(w io.Writer, inv *snapshots.Inventory) error {
-	fmt.Fprintf(w, "snapshot %s: %d exchanges (%d inbound, %d outbound), %d SQL statements",
-		inv.Path, inv.Exchanges, inv.Inbound, inv.Outbound, inv.Statements)
-	if inv.Unattributed > 0 {
-		fmt.Fprintf(w, " (%d not attributed to a request)", inv.Unattributed)
-	}
-	fmt.Fprintln(w)
-	c := inv.Capture
-	fmt.Fprintf(w, "captured: inbound %d of %d seen, outbound %d of %d seen, %d statements\n",
-		c.InboundRecorded, c.InboundSeen, c.OutboundRecorded, c.OutboundSeen, c.Statements)
-	if len(inv.Endpoints) > 0 {
-		t := report.NewTable([]string{"DIRECTION", "SERVICE", "ENDPOINT", "COUNT", "2XX", "3XX", "4XX", "5XX", "FAILED", "AVG MS", "P95 MS", "SQL/REQ"},
-			3, 4, 5, 6, 7, 8, 9, 10, 11)
-		for _, e := range inv.Endpoints {
-			sql := "-" // statements belong to inbound requests
-			if e.Direction == snapshots.Inbound {
-				sql = fmtFigure(e.SQLPerRequest)
-			}
-			st := e.Status
-			t.Add(string(e.Direction), e.Service, e.Endpoint, fmtCount(e.Count),
-				fmtCount(st.Success+st.Informational), fmtCount(st.Redirect), fmtCount(st.ClientError),
-				fmtCount(st.ServerError), fmtCount(st.Failed), fmtFigure(e.AvgMS), fmtFigure(e.P95MS), sql)
-		}
-		fmt.Fprintln(w)
-		if err := t.Write(w); err != nil {
-			return err
-		}
-	}
-	if len(inv.Fingerprints) > 0 {
-		t := report.NewTable([]string{"COUNT", "TOTAL MS", "STATEMENT"}, 0, 1)
-		for _, f := range inv.Fingerprints {
-			t.Add(fmtCount(f.Count), fmtFigure(f.TotalMS), f.Fingerprint)
-		}
-		fmt.Fprintln(w)
-		if err := t.Write(w); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
+// fmtCount formats a count as it is, for tables scripts read.
 func fmtCount(n int64) string { return strconv.FormatInt(n, 10) }
 
 // fmtFigure formats a figure with at most three decimals and no trailing zeros.

@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"text/tabwriter"
 
 	"github.com/replaykit/replay/internal/ca"
 	"github.com/replaykit/replay/recorder"
@@ -59,38 +58,5 @@ func printSummary(w io.Writer, out string, sum recorder.TallySummary, withSQL bo
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
-	fmt.Fprintf(w, "recorded %d exchanges and %d SQL statements to %s\n",
-		cs.InboundRecorded+cs.OutboundRecorded, cs.Statements, out)
-	if len(sum.Rows) > 0 {
-		printEndpoints(w, sum.Rows, withSQL)
-	}
-	fmt.Fprintf(w, "capture: inbound %d seen, %d recorded; outbound %d seen, %d recorded",
-		cs.InboundSeen, cs.InboundRecorded, cs.OutboundSeen, cs.OutboundRecorded)
-	if withSQL {
-		fmt.Fprintf(w, "; %d statements, %d attributed to requests", sum.Statements, sum.Attributed)
-	}
-	fmt.Fprintln(w)
-	return nil
-}
-
-// printEndpoints prints the table of exchanges per endpoint.
-func printEndpoints(w io.Writer, rows []recorder.TallyRow, withSQL bool) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprint(tw, "DIRECTION\tSERVICE\tENDPOINT\tEXCHANGES")
-	if withSQL {
-		fmt.Fprint(tw, "\tSQL/REQUEST")
-	}
-	fmt.Fprintln(tw)
-	for _, row := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d", row.Direction, row.Service, row.Endpoint, row.Exchanges)
-		if withSQL {
-			if row.Direction == snapshots.Inbound {
-				fmt.Fprintf(tw, "\t%.1f", float64(row.SQL)/float64(row.Exchanges))
-			} else {
-				fmt.Fprint(tw, "\t-")
-			}
-		}
-		fmt.Fprintln(tw)
-	}
-	tw.Flush()
+	return sum.WriteText(w, out, cs, withSQL)
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -49,13 +47,7 @@ func formatOf(flag, name string) string {
 	if flag != "" {
 		return flag
 	}
-	switch strings.ToLower(filepath.Ext(name)) {
-	case ".har":
-		return "har"
-	case ".jsonl", ".ndjson":
-		return "jsonl"
-	}
-	return ""
+	return string(snapshots.FormatOf(name))
 }
 
 func checkFormat(cmd, format string) error {
@@ -106,30 +98,10 @@ func exportRun(ctx context.Context, opts *exportOptions) error {
 		return err
 	}
 	defer s.Close()
-	export := snapshots.ExportJSONL
-	if opts.format == "har" {
-		export = snapshots.ExportHAR
-	}
 	if opts.output == "" || opts.output == "-" {
-		return export(ctx, s, opts.stdout)
+		return snapshots.Export(ctx, s, opts.stdout, snapshots.Format(opts.format))
 	}
-	// Write next to FILE and rename, so a failed export leaves no half file.
-	f, err := os.CreateTemp(filepath.Dir(opts.output), "."+filepath.Base(opts.output)+".*")
-	if err != nil {
-		return fmt.Errorf("snapshot export: %w", err)
-	}
-	defer os.Remove(f.Name())
-	if err := export(ctx, s, f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("snapshot export: write %s: %w", opts.output, err)
-	}
-	if err := os.Rename(f.Name(), opts.output); err != nil {
-		return fmt.Errorf("snapshot export: %w", err)
-	}
-	return nil
+	return snapshots.ExportFile(ctx, s, opts.output, snapshots.Format(opts.format))
 }
 
 type importOptions struct {
@@ -204,28 +176,12 @@ func importRun(ctx context.Context, opts *importOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.format == "har" {
-		err = snapshots.ImportHARWith(ctx, in, w, snapshots.HAROptions{Direction: snapshots.Direction(opts.direction)})
-	} else {
-		err = snapshots.ImportJSONL(ctx, in, w)
-	}
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		// A snapshot that holds part of FILE would mislead: remove it.
-		removeSnapshot(opts.out)
+	err = snapshots.Import(ctx, in, w, snapshots.Format(opts.format), snapshots.HAROptions{Direction: snapshots.Direction(opts.direction)})
+	if err := w.CloseOrRemove(err); err != nil {
 		return fmt.Errorf("snapshot import %s: %w", opts.input, err)
 	}
 	st := w.Stats()
 	fmt.Fprintf(opts.stdout, "imported %d exchanges (%d inbound, %d outbound) and %d SQL statements into %s\n",
 		st.InboundRecorded+st.OutboundRecorded, st.InboundRecorded, st.OutboundRecorded, st.Statements, opts.out)
 	return nil
-}
-
-// removeSnapshot removes a snapshot file and its WAL companions.
-func removeSnapshot(path string) {
-	for _, p := range []string{path, path + "-wal", path + "-shm"} {
-		os.Remove(p)
-	}
 }

@@ -2,14 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"os"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -86,62 +82,11 @@ func sqlcountRun(ctx context.Context, opts *sqlcountOptions) error {
 		return err
 	}
 	st := p.Stats()
-	if err := writeSQLCountTable(opts.out, st); err != nil {
+	if err := st.WriteTable(opts.out); err != nil {
 		return err
 	}
 	if opts.jsonPath != "" {
-		if err := writeSQLCountJSON(opts.jsonPath, st); err != nil {
-			return err
-		}
+		return st.WriteJSONFile(opts.jsonPath)
 	}
 	return nil
-}
-
-// sqlcountJSON is the file --json writes (DESIGN.md names its keys).
-type sqlcountJSON struct {
-	Statements   int64                 `json:"statements"`
-	Fingerprints []sqlcountFingerprint `json:"fingerprints"`
-}
-
-type sqlcountFingerprint struct {
-	Fingerprint string  `json:"fingerprint"`
-	Count       int64   `json:"count"`
-	TotalMS     float64 `json:"total_ms"`
-	MeanMS      float64 `json:"mean_ms"`
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-func writeSQLCountJSON(path string, st sqlcount.Stats) error {
-	out := sqlcountJSON{Statements: st.Statements, Fingerprints: []sqlcountFingerprint{}}
-	for _, f := range st.Fingerprints {
-		out.Fingerprints = append(out.Fingerprints, sqlcountFingerprint{
-			Fingerprint: f.Fingerprint, Count: f.Count, TotalMS: ms(f.Total), MeanMS: ms(f.Mean),
-		})
-	}
-	b, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
-		return fmt.Errorf("sqlcount: %w", err)
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("sqlcount: %w", err)
-	}
-	return nil
-}
-
-func writeSQLCountTable(w io.Writer, st sqlcount.Stats) error {
-	fmt.Fprintf(w, "\n%d statements, %d fingerprints\n", st.Statements, len(st.Fingerprints))
-	if len(st.Fingerprints) == 0 {
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "COUNT\tTOTAL ms\tMEAN ms\t\tFINGERPRINT")
-	for _, f := range st.Fingerprints {
-		fp := f.Fingerprint
-		if fp == "" {
-			fp = "(empty query)"
-		}
-		fmt.Fprintf(tw, "%d\t%.3f\t%.3f\t\t%s\n", f.Count, ms(f.Total), ms(f.Mean), fp)
-	}
-	return tw.Flush()
 }

@@ -1,0 +1,103 @@
+package recorder
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/replaykit/replay/snapshots"
+)
+
+// WriteText writes what a recording to the snapshot path holds: the
+// exchanges and statements recorded, a table of the exchanges per endpoint,
+// and what the capture saw against what it recorded (cs, as the snapshot's
+// Stats gives it). withSQL adds the SQL statements per inbound
+// request and the statement counts, for a recording with a SQL proxy.
+func (s TallySummary) WriteText(w io.Writer, path string, cs snapshots.CaptureStats, withSQL bool) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "recorded %d exchanges and %d SQL statements to %s\n",
+		cs.InboundRecorded+cs.OutboundRecorded, cs.Statements, path)
+	if len(s.Rows) > 0 {
+		writeTallyRows(&b, s.Rows, withSQL)
+	}
+	fmt.Fprintf(&b, "capture: inbound %d seen, %d recorded; outbound %d seen, %d recorded",
+		cs.InboundSeen, cs.InboundRecorded, cs.OutboundSeen, cs.OutboundRecorded)
+	if withSQL {
+		fmt.Fprintf(&b, "; %d statements, %d attributed to requests", s.Statements, s.Attributed)
+	}
+	b.WriteByte('\n')
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// writeTallyRows writes the table of exchanges per endpoint.
+func writeTallyRows(w io.Writer, rows []TallyRow, withSQL bool) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "DIRECTION\tSERVICE\tENDPOINT\tEXCHANGES")
+	if withSQL {
+		fmt.Fprint(tw, "\tSQL/REQUEST")
+	}
+	fmt.Fprintln(tw)
+	for _, row := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d", row.Direction, row.Service, row.Endpoint, row.Exchanges)
+		if withSQL {
+			if row.Direction == snapshots.Inbound {
+				fmt.Fprintf(tw, "\t%.1f", float64(row.SQL)/float64(row.Exchanges))
+			} else {
+				fmt.Fprint(tw, "\t-")
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+}
+
+// WriteText writes one line saying what the capture held besides the
+// exchanges: its packets and format, the HTTP connections and their ports,
+// and the counts of what was incomplete, lost or skipped, when not zero.
+func (st PcapStats) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "pcap: %d packets (%s); %d HTTP connections", st.Packets, st.Format, st.Connections)
+	if len(st.Ports) > 0 {
+		ports := make([]string, len(st.Ports))
+		for i, p := range st.Ports {
+			ports[i] = strconv.Itoa(p)
+		}
+		fmt.Fprintf(&b, " on port %s", strings.Join(ports, ", "))
+	}
+	for _, n := range []struct {
+		n    int64
+		what string
+	}{
+		{st.Incomplete, "exchanges incomplete (see their error)"},
+		{st.OrphanResponses, "responses to requests before the capture"},
+		{st.Gaps, "gaps where packets were lost"},
+		{st.CutPackets, "packets cut short by the capture's snapshot length (capture with -s 0)"},
+		{st.TLSConnections, "TLS connections skipped (encrypted)"},
+		{st.OtherConnections, "connections skipped (not HTTP/1)"},
+	} {
+		if n.n > 0 {
+			fmt.Fprintf(&b, "; %d %s", n.n, n.what)
+		}
+	}
+	b.WriteByte('\n')
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Warning says why a capture yielded no exchange, and what to do about it;
+// it is "" when the capture yielded some.
+func (st PcapStats) Warning() string {
+	switch {
+	case st.Exchanges > 0:
+		return ""
+	case st.TCPPackets == 0:
+		return "no TCP packet in the capture to or from the ports given"
+	case st.TLSConnections > 0:
+		return "no HTTP/1 exchange in the capture, only TLS: capture the plain HTTP between the TLS terminator and the app"
+	}
+	return "no HTTP/1 exchange in the capture"
+}

@@ -1,0 +1,56 @@
+package report
+
+import (
+	"io"
+	"strconv"
+
+	"github.com/replaykit/replay/snapshots"
+)
+
+// InventoryText writes inv, what a snapshot holds, as aligned text tables:
+// a line of totals, the capture statistics, then the endpoints and the most
+// frequent SQL fingerprints. Figures are printed exactly, without thousands
+// separators, so that scripts can read them.
+func InventoryText(w io.Writer, inv *snapshots.Inventory) error {
+	e := &errWriter{w: w}
+	e.printf("snapshot %s: %d exchanges (%d inbound, %d outbound), %d SQL statements",
+		inv.Path, inv.Exchanges, inv.Inbound, inv.Outbound, inv.Statements)
+	if inv.Unattributed > 0 {
+		e.printf(" (%d not attributed to a request)", inv.Unattributed)
+	}
+	e.println("")
+	c := inv.Capture
+	e.printf("captured: inbound %d of %d seen, outbound %d of %d seen, %d statements\n",
+		c.InboundRecorded, c.InboundSeen, c.OutboundRecorded, c.OutboundSeen, c.Statements)
+	if len(inv.Endpoints) > 0 {
+		t := newTable([]string{"DIRECTION", "SERVICE", "ENDPOINT", "COUNT", "2XX", "3XX", "4XX", "5XX", "FAILED", "AVG MS", "P95 MS", "SQL/REQ"},
+			3, 4, 5, 6, 7, 8, 9, 10, 11)
+		for _, x := range inv.Endpoints {
+			sql := "-" // statements belong to inbound requests
+			if x.Direction == snapshots.Inbound {
+				sql = figure(x.SQLPerRequest)
+			}
+			st := x.Status
+			t.add(string(x.Direction), x.Service, x.Endpoint, exact(x.Count),
+				exact(st.Success+st.Informational), exact(st.Redirect), exact(st.ClientError),
+				exact(st.ServerError), exact(st.Failed), figure(x.AvgMS), figure(x.P95MS), sql)
+		}
+		e.println("")
+		t.write(e, "")
+	}
+	if len(inv.Fingerprints) > 0 {
+		t := newTable([]string{"COUNT", "TOTAL MS", "STATEMENT"}, 0, 1)
+		for _, f := range inv.Fingerprints {
+			t.add(exact(f.Count), figure(f.TotalMS), f.Fingerprint)
+		}
+		e.println("")
+		t.write(e, "")
+	}
+	return e.err
+}
+
+// exact formats an integer as it is: "12345".
+func exact(n int64) string { return strconv.FormatInt(n, 10) }
+
+// figure formats a figure in as few digits as tell it exactly: "30.688", "9".
+func figure(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

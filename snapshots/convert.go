@@ -1,0 +1,82 @@
+package snapshots
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Format is a portable format that snapshots are exported to and imported
+// from.
+type Format string
+
+// The portable formats.
+const (
+	// JSONL is JSON Lines: a header line, then a line per exchange and
+	// per statement (ExportJSONL).
+	JSONL Format = "jsonl"
+	// HAR is HAR 1.2, with replay's own fields under "_replay" (ExportHAR).
+	HAR Format = "har"
+)
+
+// FormatOf returns the format a file name implies by its extension (.jsonl
+// and .ndjson, .har, in any case), or "" when it implies none.
+func FormatOf(name string) Format {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".har":
+		return HAR
+	case ".jsonl", ".ndjson":
+		return JSONL
+	}
+	return ""
+}
+
+// Export writes s to w in format f.
+func Export(ctx context.Context, s *Snapshot, w io.Writer, f Format) error {
+	switch f {
+	case JSONL:
+		return ExportJSONL(ctx, s, w)
+	case HAR:
+		return ExportHAR(ctx, s, w)
+	}
+	return fmt.Errorf("export snapshot: unknown format %q", f)
+}
+
+// ExportFile writes s to the file path in format f, whole or not at all: it
+// writes a temporary file next to path and renames it over path once
+// complete, so a failed export leaves neither a half file nor a temporary
+// one behind. Errors of the file start with "snapshot export:"; those of
+// reading s are Export's.
+func ExportFile(ctx context.Context, s *Snapshot, path string, f Format) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("snapshot export: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := Export(ctx, s, tmp, f); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("snapshot export: write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("snapshot export: %w", err)
+	}
+	return nil
+}
+
+// Import reads r in format f into w; har applies to HAR files only (JSON
+// Lines records carry their direction).
+func Import(ctx context.Context, r io.Reader, w *Writer, f Format, har HAROptions) error {
+	switch f {
+	case JSONL:
+		return ImportJSONL(ctx, r, w)
+	case HAR:
+		return ImportHARWith(ctx, r, w, har)
+	}
+	return fmt.Errorf("import snapshot: unknown format %q", f)
+}
