@@ -2,11 +2,13 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/replaykit/replay/analyzer"
 	"github.com/replaykit/replay/report"
@@ -99,6 +101,30 @@ func LoadComparison(ctx context.Context, dir string, extra []analyzer.Goal) (*re
 	return rep, nil
 }
 
+// LoadRun reports a run file again, with the goals the run was given and
+// extra ones; the report lists the run file and its build log
+// (RUN.build.log) when it exists.
+func LoadRun(ctx context.Context, path string, extra []analyzer.Goal) (*report.RunReport, error) {
+	run, err := snapshots.OpenRun(path)
+	if err != nil {
+		return nil, err
+	}
+	defer run.Close()
+	goals, err := RecordedGoals(run.Info())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	sum, err := analyzer.SummarizeRun(ctx, run, analyzer.SummarizeOptions{})
+	if err != nil {
+		return nil, err
+	}
+	rep := &report.RunReport{Summary: sum, Goals: analyzer.Check(sum, append(goals, extra...)), Artifacts: []report.Artifact{{Name: "run file", Path: path}}}
+	if log := path + ".build.log"; fileExists(log) {
+		rep.Artifacts = append(rep.Artifacts, report.Artifact{Name: "build log", Path: log})
+	}
+	return rep, nil
+}
+
 // RecordedGoals parses the goals a run file recorded in its settings
 // ("goals", joined with "; ").
 func RecordedGoals(info snapshots.RunInfo) ([]analyzer.Goal, error) {
@@ -142,4 +168,27 @@ func Load(ctx context.Context, path string, outbound bool) (in, out []*snapshots
 		return nil, nil, fmt.Errorf("%s holds no inbound requests to replay", path)
 	}
 	return in, out, nil
+}
+
+// NewDir creates a new directory in parent named prefix plus the time,
+// e.g. replay-compare-20261201-120000 (with -2, -3, … when taken), for a
+// comparison's files.
+func NewDir(parent, prefix string) (string, error) {
+	base := prefix + time.Now().Format("20060102-150405")
+	for i := 1; ; i++ {
+		name := base
+		if i > 1 {
+			name = base + "-" + strconv.Itoa(i)
+		}
+		if parent != "." {
+			name = filepath.Join(parent, name)
+		}
+		err := os.Mkdir(name, 0o755)
+		if err == nil {
+			return name, nil
+		}
+		if !errors.Is(err, os.ErrExist) || i >= 100 {
+			return "", err
+		}
+	}
 }

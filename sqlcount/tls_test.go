@@ -3,6 +3,7 @@ package sqlcount
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"os"
 	"os/exec"
@@ -152,5 +153,23 @@ func TestTLSRefusals(t *testing.T) {
 	tp = startProxy(t, secure.Addr(), func(p *Proxy) { p.upstreamTLS = &tls.Config{RootCAs: authority.Pool()} })
 	if err := connect(tp, secure.User, "disable"); err != nil {
 		t.Errorf("TLS upstream, clear client: %v", err)
+	}
+}
+
+func TestUpstreamTLSConfig(t *testing.T) {
+	for _, mode := range []string{"", TLSDisable} {
+		if c, err := UpstreamTLSConfig(mode, nil); c != nil || err != nil {
+			t.Errorf("UpstreamTLSConfig(%q) = %v, %v; want nil, nil", mode, c, err)
+		}
+	}
+	if c, err := UpstreamTLSConfig(TLSRequire, nil); err != nil || c == nil || !c.InsecureSkipVerify {
+		t.Errorf("require = %+v, %v; want encryption without verification", c, err)
+	}
+	roots := x509.NewCertPool()
+	if c, err := UpstreamTLSConfig(TLSVerifyFull, roots); err != nil || c == nil || c.InsecureSkipVerify || c.RootCAs != roots {
+		t.Errorf("verify-full = %+v, %v; want verification against the roots given", c, err)
+	}
+	if _, err := UpstreamTLSConfig("prefer", nil); err == nil {
+		t.Error("an unknown mode gave no error")
 	}
 }

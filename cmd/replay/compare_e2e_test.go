@@ -112,7 +112,7 @@ func newOrdersEnv(t *testing.T) *ordersEnv {
 	db := pgtest.New(t)
 	env := &ordersEnv{dbURL: db.URL("postgres"), dbAddr: db.Addr(), dir: t.TempDir(), bin: buildReplay(t)}
 	psql := "psql"
-	if bindir, err := pgtest.BinDir(); err == nil && fileExists(filepath.Join(bindir, "psql")) {
+	if bindir, err := pgtest.BinDir(); err == nil && isFile(filepath.Join(bindir, "psql")) {
 		psql = filepath.Join(bindir, "psql")
 	} else if psql, err = exec.LookPath("psql"); err != nil {
 		t.Fatalf("psql not found next to the server binaries nor on PATH: %v", err)
@@ -359,4 +359,9 @@ func TestCompareEndToEnd(t *testing.T) {
 			t.Errorf("exit %d, stderr %q; want exit 1 and %q", code, stderr.String(), want)
 		}
 	})
+}
+
+func isFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && !fi.IsDir()
 }

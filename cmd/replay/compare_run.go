@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"time"
 
-	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/session"
 )
@@ -46,7 +43,9 @@ func runComparison(ctx context.Context, cfg session.CompareConfig, formats []rep
 	if err != nil {
 		return nil, err
 	}
-	compareNotices(s.err, res)
+	for _, n := range res.Notices() {
+		fmt.Fprintf(s.err, "replay: %s\n", n)
+	}
 	if err := writeComparison(s.out, res.Report, formats, cfg.Dir); err != nil {
 		return nil, err
 	}
@@ -62,7 +61,7 @@ func (opts *compareOptions) sessionConfig(ctx context.Context, su *compareSetup,
 	}
 	c.Env = opts.env
 	c.Settings = su.settings
-	c.Listening = urlBuildNotice(notes, true)
+	c.Listening = func(s *session.Side) { s.WriteStartHint(notes) }
 	c.Warn = func(err error) { fmt.Fprintf(notes, "replay: warning: %v\n", err) }
 	cfg := session.CompareConfig{Config: c, Plan: su.plan, Reset: opts.reset, Goals: su.replay.goals,
 		Baseline:  opts.baseline.sideConfig("baseline", su.headers[0]),
@@ -74,25 +73,6 @@ func (opts *compareOptions) sessionConfig(ctx context.Context, su *compareSetup,
 	return cfg, nil
 }
 
-// compareNotices tells what a user should look at: mock misses (with the
-// closest recorded requests) and a side that fell behind the open model.
-func compareNotices(w io.Writer, res *session.CompareResult) {
-	stats := [2]replayer.Stats{res.Stats.Baseline, res.Stats.Candidate}
-	for i, s := range res.Sides {
-		if n := s.MockMisses(); n > 0 {
-			fmt.Fprintf(w, "replay: the %s's mock could not answer %d outbound requests; the closest recorded ones:\n", s.Name(), n)
-			log := s.MissLog()
-			for _, m := range log[:min(3, len(log))] {
-				fmt.Fprintf(w, "  %v\n", m)
-			}
-		}
-		if stats[i].NotSent > 0 || stats[i].Late > 0 {
-			fmt.Fprintf(w, "replay: the %s fell behind the open model: %d requests started late (up to %s) and %d could not be sent\n",
-				s.Name(), stats[i].Late, stats[i].MaxLate.Round(time.Millisecond), stats[i].NotSent)
-		}
-	}
-}
-
 // compareOutDir creates the output directory: dir, or a new
 // ./replay-compare-YYYYMMDD-HHMMSS.
 func compareOutDir(dir string) (string, error) {
@@ -102,18 +82,9 @@ func compareOutDir(dir string) (string, error) {
 		}
 		return dir, nil
 	}
-	base := "replay-compare-" + time.Now().Format("20060102-150405")
-	for i := 1; ; i++ {
-		name := base
-		if i > 1 {
-			name = base + "-" + strconv.Itoa(i)
-		}
-		err := os.Mkdir(name, 0o755)
-		if err == nil {
-			return name, nil
-		}
-		if !errors.Is(err, os.ErrExist) || i >= 100 {
-			return "", fmt.Errorf("compare: output directory: %w", err)
-		}
+	dir, err := session.NewDir(".", "replay-compare-")
+	if err != nil {
+		return "", fmt.Errorf("compare: output directory: %w", err)
 	}
+	return dir, nil
 }

@@ -101,7 +101,7 @@ func (r *replayFlags) config(ctx context.Context, cmd string, su *replaySetup) (
 		SQLTraced: r.sqlTraced, StartTimeout: r.startTimeout}
 	var outbound []*snapshots.Exchange
 	var err error
-	c.Inbound, outbound, err = loadExchanges(ctx, r.snapshot, r.mock.used())
+	c.Inbound, outbound, err = session.Load(ctx, r.snapshot, r.mock.used())
 	if err != nil {
 		return c, fmt.Errorf("%s: %w", cmd, err)
 	}
@@ -124,12 +124,6 @@ func (r *replayFlags) settings() map[string]string {
 		s["postgres_upstream_tls"] = r.postgres.tls.upstream
 	}
 	return s
-}
-
-// loadExchanges reads the snapshot's inbound exchanges, and its outbound
-// ones when they are to be mocked (see session.Load).
-func loadExchanges(ctx context.Context, path string, outboundToo bool) (inbound, outbound []*snapshots.Exchange, err error) {
-	return session.Load(ctx, path, outboundToo)
 }
 
 // autoInt is an int flag whose negative value means "chosen from the other

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -69,9 +68,3 @@ func inspectRun(ctx context.Context, opts *inspectOptions) error {
 	}
 	return report.InventoryText(opts.stdout, inv)
 }
-
-// fmtCount formats a count as it is, for tables scripts read.
-func fmtCount(n int64) string { return strconv.FormatInt(n, 10) }
-
-// fmtFigure formats a figure with at most three decimals and no trailing zeros.
-func fmtFigure(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

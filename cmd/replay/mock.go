@@ -232,7 +232,7 @@ func mockRun(ctx context.Context, opts *mockOptions) error {
 	case serveErr = <-run.Err():
 	}
 	run.Stop()
-	printMockSummary(opts.stdout, srv)
+	srv.WriteSummary(opts.stdout)
 	return serveErr
 }
 
@@ -301,37 +301,4 @@ func printMockListening(w io.Writer, r *mock.Listening, p *mockPlan, opts *mockO
 	b.WriteString("Ctrl-C to stop\n")
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// printMockSummary prints what was answered and every miss kept.
-func printMockSummary(w io.Writer, srv *mock.Server) {
-	st := srv.Stats()
-	answered := st.Exact + st.Loose + st.Template
-	fmt.Fprintf(w, "mock stopped: %d calls answered (%d exact, %d loose, %d by template), %d misses, %d passed through\n",
-		answered, st.Exact, st.Loose, st.Template, st.Misses, st.Passthrough)
-	log := srv.MissLog()
-	if len(log) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "misses:")
-	var kept int64
-	for _, me := range log {
-		kept += me.Count
-		fmt.Fprintf(w, "  %s", me.Request)
-		if me.Count > 1 {
-			fmt.Fprintf(w, " (%d times)", me.Count)
-		}
-		fmt.Fprintln(w)
-		if me.Closest == "" {
-			fmt.Fprintln(w, "    nothing recorded for this service")
-			continue
-		}
-		fmt.Fprintf(w, "    closest recorded: %s\n", me.Closest)
-		for _, d := range me.Differences {
-			fmt.Fprintf(w, "    %s\n", d)
-		}
-	}
-	if rest := st.Misses - kept; rest > 0 {
-		fmt.Fprintf(w, "  … and %d more misses of requests not listed (the first %d distinct ones are)\n", rest, mock.MissLogLimit)
-	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
 
@@ -9,13 +10,6 @@ import (
 
 	"github.com/replaykit/replay/internal/ca"
 	"github.com/replaykit/replay/sqlcount"
-)
-
-// The upstream TLS modes of a SQL counter, named as libpq's sslmode.
-const (
-	pgTLSDisable    = "disable"     // in the clear
-	pgTLSRequire    = "require"     // encrypted, the certificate not verified
-	pgTLSVerifyFull = "verify-full" // encrypted, certificate and host name verified
 )
 
 // pgTLSOptions put TLS on either side of a SQL counter: toward the app
@@ -31,7 +25,7 @@ func (o *pgTLSOptions) addFlags(f *pflag.FlagSet, prefix string) {
 	o.prefix = prefix
 	f.BoolVar(&o.offer, prefix+"tls", false,
 		"offer TLS to the app's database connections (for sslmode=require or verify-full), with a certificate from replay's CA (--ca-dir)")
-	f.StringVar(&o.upstream, prefix+"upstream-tls", pgTLSDisable,
+	f.StringVar(&o.upstream, prefix+"upstream-tls", sqlcount.TLSDisable,
 		"TLS from the SQL counter to PostgreSQL: `MODE` disable, require (certificate not verified) or verify-full (system roots plus --"+prefix+"upstream-tls-ca)")
 	f.StringVar(&o.upstreamCA, prefix+"upstream-tls-ca", "",
 		"PEM `FILE` of CA certificates trusted, with the system roots, for --"+prefix+"upstream-tls verify-full")
@@ -42,7 +36,9 @@ func (o *pgTLSOptions) used() bool { return o.offer || o.upstreamOn() }
 
 // upstreamOn reports whether the server side is to be encrypted (the zero
 // value, as commands made in code have it, is disable).
-func (o *pgTLSOptions) upstreamOn() bool { return o.upstream != "" && o.upstream != pgTLSDisable }
+func (o *pgTLSOptions) upstreamOn() bool {
+	return o.upstream != "" && o.upstream != sqlcount.TLSDisable
+}
 
 // validate checks the flags; its errors are usage errors. withPostgres says
 // whether --postgres is given, which they apply to.
@@ -51,11 +47,11 @@ func (o *pgTLSOptions) validate(cmd string, withPostgres bool) error {
 		return usagef("%s: --%stls and --%supstream-tls apply to --postgres, which is not given", cmd, o.prefix, o.prefix)
 	}
 	switch o.upstream {
-	case "", pgTLSDisable, pgTLSRequire, pgTLSVerifyFull:
+	case "", sqlcount.TLSDisable, sqlcount.TLSRequire, sqlcount.TLSVerifyFull:
 	default:
-		return usagef("%s: --%supstream-tls %q: want %s, %s or %s", cmd, o.prefix, o.upstream, pgTLSDisable, pgTLSRequire, pgTLSVerifyFull)
+		return usagef("%s: --%supstream-tls %q: want %s, %s or %s", cmd, o.prefix, o.upstream, sqlcount.TLSDisable, sqlcount.TLSRequire, sqlcount.TLSVerifyFull)
 	}
-	if o.upstreamCA != "" && o.upstream != pgTLSVerifyFull {
+	if o.upstreamCA != "" && o.upstream != sqlcount.TLSVerifyFull {
 		return usagef("%s: --%supstream-tls-ca is for --%supstream-tls verify-full", cmd, o.prefix, o.prefix)
 	}
 	return nil
@@ -85,16 +81,15 @@ func (o *pgTLSOptions) configs(caDir, listen string) (client, upstream *tls.Conf
 		}
 		client = authority.TLSConfig(host)
 	}
-	switch o.upstream {
-	case pgTLSRequire:
-		// As libpq's sslmode=require: encrypted, whoever answers.
-		upstream = &tls.Config{InsecureSkipVerify: true}
-	case pgTLSVerifyFull:
-		roots, err := ca.RootsWith(o.upstreamCA)
-		if err != nil {
+	var roots *x509.CertPool
+	if o.upstream == sqlcount.TLSVerifyFull {
+		if roots, err = ca.RootsWith(o.upstreamCA); err != nil {
 			return nil, nil, fmt.Errorf("--%supstream-tls-ca: %w", o.prefix, err)
 		}
-		upstream = &tls.Config{RootCAs: roots}
+	}
+	upstream, err = sqlcount.UpstreamTLSConfig(o.upstream, roots)
+	if err != nil {
+		return nil, nil, err
 	}
 	return client, upstream, nil
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/replaykit/replay/internal/syncbuf"
 	"github.com/replaykit/replay/recorder"
 	"github.com/replaykit/replay/snapshots"
+	"github.com/replaykit/replay/sqlcount"
 )
 
 func TestRecordUsageErrors(t *testing.T) {
@@ -429,7 +430,7 @@ func TestRecordPostgresTLS(t *testing.T) {
 		out:     filepath.Join(dir, "tls.snap"),
 		inbound: []string{"127.0.0.1:0=" + appSrv.URL},
 		postgres: postgresFlags{spec: "127.0.0.1:0=" + db.Addr(),
-			tls: pgTLSOptions{prefix: "postgres-", offer: true, upstream: pgTLSVerifyFull, upstreamCA: authority.CertPath()}},
+			tls: pgTLSOptions{prefix: "postgres-", offer: true, upstream: sqlcount.TLSVerifyFull, upstreamCA: authority.CertPath()}},
 		caDir: caDir,
 	})
 	pool, err := pgxpool.New(context.Background(),

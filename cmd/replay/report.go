@@ -10,7 +10,6 @@ import (
 	"github.com/replaykit/replay/analyzer"
 	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/session"
-	"github.com/replaykit/replay/snapshots"
 )
 
 type reportOptions struct {
@@ -93,22 +92,9 @@ func reportRun(ctx context.Context, opts *reportOptions, s streams) error {
 
 // reportRunFile builds the report of one run file.
 func reportRunFile(ctx context.Context, path string, extra []analyzer.Goal) (*report.RunReport, error) {
-	run, err := snapshots.OpenRun(path)
+	rep, err := session.LoadRun(ctx, path, extra)
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
-	}
-	defer run.Close()
-	goals, err := session.RecordedGoals(run.Info())
-	if err != nil {
-		return nil, fmt.Errorf("report: %s: %w", path, err)
-	}
-	sum, err := analyzer.SummarizeRun(ctx, run, analyzer.SummarizeOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
-	}
-	rep := &report.RunReport{Summary: sum, Goals: analyzer.Check(sum, append(goals, extra...)), Artifacts: []report.Artifact{{Name: "run file", Path: path}}}
-	if log := path + ".build.log"; fileExists(log) {
-		rep.Artifacts = append(rep.Artifacts, report.Artifact{Name: "build log", Path: log})
 	}
 	return rep, nil
 }
@@ -120,9 +106,4 @@ func reportComparison(ctx context.Context, dir string, extra []analyzer.Goal) (*
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	return rep, nil
-}
-
-func fileExists(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && !fi.IsDir()
 }

@@ -127,12 +127,8 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if err := report.WriteRun(opts.stdout, su.format, res.Report); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
-	if st := res.Stats; st.NotSent > 0 || st.Late > 0 {
-		fmt.Fprintf(opts.stderr, "replay: the target fell behind the open model: all %d allowed requests were in flight (--max-inflight), so %d requests started late (up to %s after their intended start) and %d could not be sent at all (failed as %q); latency counts from the intended start\n",
-			st.MaxInFlight, st.Late, st.MaxLate.Round(time.Millisecond), st.NotSent, "not sent: target stalled")
-	}
-	if res.MockMisses > 0 {
-		fmt.Fprintf(opts.stderr, "replay: the mock could not answer %d outbound requests; see 'replay mock' for the closest recorded ones\n", res.MockMisses)
+	for _, n := range res.Notices() {
+		fmt.Fprintf(opts.stderr, "replay: %s\n", n)
 	}
 	if res.Interrupted {
 		return errors.New("run interrupted; the run file holds the requests completed so far")
@@ -151,7 +147,7 @@ func (opts *runOptions) sessionConfig(ctx context.Context, su *runSetup, notes i
 	}
 	c.Env = opts.build.env
 	c.Settings = su.settings
-	c.Listening = urlBuildNotice(notes, false)
+	c.Listening = func(s *session.Side) { s.WriteStartHint(notes) }
 	c.Warn = func(err error) { fmt.Fprintf(opts.stderr, "replay: warning: %v\n", err) }
 	side := opts.build.sideConfig(opts.name, su.header)
 	side.Env = nil // in c.Env: the run's command is named alone

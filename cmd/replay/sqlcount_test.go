@@ -16,6 +16,7 @@ import (
 	"github.com/replaykit/replay/internal/ca"
 	"github.com/replaykit/replay/internal/pgtest"
 	"github.com/replaykit/replay/internal/syncbuf"
+	"github.com/replaykit/replay/sqlcount"
 )
 
 func TestSQLCountUsage(t *testing.T) {
@@ -99,7 +100,7 @@ func TestSQLCountTLS(t *testing.T) {
 	caDir := t.TempDir()
 	c, authority := tlsOnlyCluster(t, caDir)
 	addr, stop := startSQLCount(t, &sqlcountOptions{upstream: c.Addr(), caDir: caDir,
-		tls: pgTLSOptions{offer: true, upstream: pgTLSVerifyFull, upstreamCA: authority.CertPath()}})
+		tls: pgTLSOptions{offer: true, upstream: sqlcount.TLSVerifyFull, upstreamCA: authority.CertPath()}})
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, "postgres://"+c.User+"@"+addr.String()+"/postgres?sslmode=verify-full&sslrootcert="+authority.CertPath())
 	if err != nil {

@@ -1,0 +1,41 @@
+package mock
+
+import (
+	"fmt"
+	"io"
+)
+
+// WriteSummary writes what s answered and every miss it kept, with the
+// closest recorded request and the differences, as `replay mock` prints
+// them when it stops.
+func (s *Server) WriteSummary(w io.Writer) {
+	st := s.Stats()
+	answered := st.Exact + st.Loose + st.Template
+	fmt.Fprintf(w, "mock stopped: %d calls answered (%d exact, %d loose, %d by template), %d misses, %d passed through\n",
+		answered, st.Exact, st.Loose, st.Template, st.Misses, st.Passthrough)
+	log := s.MissLog()
+	if len(log) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "misses:")
+	var kept int64
+	for _, me := range log {
+		kept += me.Count
+		fmt.Fprintf(w, "  %s", me.Request)
+		if me.Count > 1 {
+			fmt.Fprintf(w, " (%d times)", me.Count)
+		}
+		fmt.Fprintln(w)
+		if me.Closest == "" {
+			fmt.Fprintln(w, "    nothing recorded for this service")
+			continue
+		}
+		fmt.Fprintf(w, "    closest recorded: %s\n", me.Closest)
+		for _, d := range me.Differences {
+			fmt.Fprintf(w, "    %s\n", d)
+		}
+	}
+	if rest := st.Misses - kept; rest > 0 {
+		fmt.Fprintf(w, "  … and %d more misses of requests not listed (the first %d distinct ones are)\n", rest, MissLogLimit)
+	}
+}

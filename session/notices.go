@@ -1,0 +1,48 @@
+package session
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/replaykit/replay/replayer"
+)
+
+// Notices say what a user should look at after a run, one sentence each:
+// a target that fell behind the open model, mock misses. (--max-inflight
+// is named as the CLI's flag.)
+func (r *RunResult) Notices() []string {
+	var out []string
+	if st := r.Stats; st.NotSent > 0 || st.Late > 0 {
+		out = append(out, fmt.Sprintf("the target fell behind the open model: all %d allowed requests were in flight (--max-inflight), so %d requests started late (up to %s after their intended start) and %d could not be sent at all (failed as %q); latency counts from the intended start",
+			st.MaxInFlight, st.Late, st.MaxLate.Round(time.Millisecond), st.NotSent, "not sent: target stalled"))
+	}
+	if r.MockMisses > 0 {
+		out = append(out, fmt.Sprintf("the mock could not answer %d outbound requests; see 'replay mock' for the closest recorded ones", r.MockMisses))
+	}
+	return out
+}
+
+// Notices say what a user should look at after a comparison: each side's
+// mock misses, with the closest recorded requests (indented lines), and a
+// side that fell behind the open model.
+func (r *CompareResult) Notices() []string {
+	var out []string
+	stats := [2]replayer.Stats{r.Stats.Baseline, r.Stats.Candidate}
+	for i, s := range r.Sides {
+		if n := s.MockMisses(); n > 0 {
+			var b strings.Builder
+			fmt.Fprintf(&b, "the %s's mock could not answer %d outbound requests; the closest recorded ones:", s.Name(), n)
+			log := s.MissLog()
+			for _, m := range log[:min(3, len(log))] {
+				fmt.Fprintf(&b, "\n  %v", m)
+			}
+			out = append(out, b.String())
+		}
+		if st := stats[i]; st.NotSent > 0 || st.Late > 0 {
+			out = append(out, fmt.Sprintf("the %s fell behind the open model: %d requests started late (up to %s) and %d could not be sent",
+				s.Name(), st.Late, st.MaxLate.Round(time.Millisecond), st.NotSent))
+		}
+	}
+	return out
+}
