@@ -18,3 +18,22 @@ func Load(ctx context.Context, snap *snapshots.Snapshot) ([]*snapshots.Exchange,
 	}
 	return out, nil
 }
+
+// LoadFile reads the outbound exchanges of the snapshot at path (see Load)
+// and its endpoint rules (Config.Rules).
+func LoadFile(ctx context.Context, path string) ([]*snapshots.Exchange, []snapshots.Rule, error) {
+	snap, err := snapshots.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer snap.Close()
+	exs, err := Load(ctx, snap)
+	if err != nil {
+		return nil, nil, err
+	}
+	rules, err := snap.Rules()
+	if err != nil {
+		return nil, nil, err
+	}
+	return exs, rules, nil
+}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/replaykit/replay/analyzer"
@@ -38,7 +39,35 @@ func ParseFormat(s string) (Format, error) {
 	case "html":
 		return HTML, nil
 	}
-	return "", fmt.Errorf("unknown format %q: want text, json, markdown, junit or html", s)
+	return "", &FormatError{Name: s}
+}
+
+// FormatError is a format name ParseFormat does not know.
+type FormatError struct{ Name string }
+
+func (e *FormatError) Error() string {
+	return fmt.Sprintf("unknown format %q: want text, json, markdown, junit or html", e.Name)
+}
+
+// ParseFormats parses format names, each value possibly a comma-separated
+// list, in order and without duplicates; no name gives Text.
+func ParseFormats(values []string) ([]Format, error) {
+	var out []Format
+	for _, v := range values {
+		for name := range strings.SplitSeq(v, ",") {
+			f, err := ParseFormat(name)
+			if err != nil {
+				return nil, err
+			}
+			if !slices.Contains(out, f) {
+				out = append(out, f)
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = []Format{Text}
+	}
+	return out, nil
 }
 
 // Ext is the file name extension for the format: ".txt", ".json", ".md",

@@ -13,9 +13,20 @@ import (
 	"github.com/replaykit/replay/snapshots"
 )
 
-// DefaultStartTimeout is how long a build is waited for when
-// Config.StartTimeout is zero.
-const DefaultStartTimeout = 60 * time.Second
+// Defaults, as `replay compare` and `replay run` take them.
+const (
+	// DefaultStartTimeout is how long a build is waited for when
+	// Config.StartTimeout is zero.
+	DefaultStartTimeout = 60 * time.Second
+	// DefaultVUs, DefaultDuration and DefaultWarmup are a comparison's
+	// closed-model load per side.
+	DefaultVUs      = 4
+	DefaultDuration = 20 * time.Second
+	DefaultWarmup   = time.Second
+	// DefaultExplain is the explain phase's requests per endpoint when SQL
+	// is counted.
+	DefaultExplain = 3
+)
 
 // Config is what every side of a session shares.
 type Config struct {

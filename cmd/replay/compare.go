@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/replaykit/replay/report"
+	"github.com/replaykit/replay/session"
 )
 
 // compareOptions are the settings of `replay compare`.
@@ -33,18 +34,9 @@ type compareOptions struct {
 	out        string
 	formats    []string
 
-	// changed reports whether a flag was given on the command line.
-	changed func(name string) bool
 	// progress draws a live progress line on stderr (a terminal).
 	progress bool
 }
-
-// Defaults of `replay compare`.
-const (
-	compareDefaultVUs      = 4
-	compareDefaultDuration = 20 * time.Second
-	compareDefaultWarmup   = time.Second
-)
 
 func newCmdCompare(s streams) *cobra.Command {
 	opts := &compareOptions{}
@@ -89,10 +81,10 @@ func newCmdCompare(s streams) *cobra.Command {
 	f.StringArrayVar(&opts.env, "env", nil, "`KEY=VALUE` for both build commands (repeatable; --baseline-env/--candidate-env win)")
 	f.StringArrayVar(&opts.baselineHeaders, "baseline-header", nil, "add or replace header `'K: V'` on the baseline's requests (repeatable)")
 	f.StringArrayVar(&opts.candidateHeaders, "candidate-header", nil, "add or replace header `'K: V'` on the candidate's requests (repeatable)")
-	f.IntVar(&opts.vus, "vus", compareDefaultVUs, "closed model: `N` virtual users")
+	f.IntVar(&opts.vus, "vus", session.DefaultVUs, "closed model: `N` virtual users")
 	f.StringVar(&opts.rate, "rate", "", "open model instead: `R` requests per unit (200/s, 1000/m)")
-	f.DurationVar(&opts.duration, "duration", compareDefaultDuration, "load time `D` per side")
-	f.DurationVar(&opts.warmup, "warmup", compareDefaultWarmup, "load each side for `D` before measuring (results discarded; 0: none)")
+	f.DurationVar(&opts.duration, "duration", session.DefaultDuration, "load time `D` per side")
+	f.DurationVar(&opts.warmup, "warmup", session.DefaultWarmup, "load each side for `D` before measuring (results discarded; 0: none)")
 	f.IntVar(&opts.slices, "slices", 0, "interleave each side's load in `N` slices (default: one per second of --duration, 10 to 20)")
 	f.BoolVar(&opts.sequential, "sequential", false, "load the baseline, then the candidate, instead of interleaving")
 	f.StringVar(&opts.reset, "reset", "", "`COMMAND` (sh -c) that restores the data, run before each side's explain phase and before the load")
@@ -114,14 +106,7 @@ build) or a command that replay starts and stops (--baseline-cmd,
 --candidate-cmd, run with /bin/sh -c in its own process group). Each side
 gets its OWN mock (own recorded-answer order and miss count) and its OWN SQL
 counter (same database), so statements and misses are told apart per side.
-A started build gets, after replay's proxies listen:
-  PORT                               a free port it must listen on
-  HTTP_PROXY, HTTPS_PROXY (and lower case), NO_PROXY=localhost,127.0.0.1,::1
-                                     its mock (with --mock)
-  SSL_CERT_FILE, REQUESTS_CA_BUNDLE  system roots + replay's CA; NODE_EXTRA_CA_CERTS: the CA
-  every variable whose value contains the --postgres HOST:PORT (DATABASE_URL,
-  --env values) with that text replaced by its SQL counter's address;
-  PGHOST/PGPORT when they name it; REPLAY_SQLCOUNT_ADDR
+` + buildEnvHelp + `
 plus --env and its side's --baseline-env/--candidate-env. replay waits until
 it answers HTTP (--start-timeout), keeps its output in DIR/baseline.log or
 DIR/candidate.log, and stops it at the end (SIGTERM, then SIGKILL after 5s).
@@ -131,10 +116,6 @@ settings that build must use (its mock and SQL counter) and waits until the
 URL accepts connections. One URL with two header sets (--baseline-header,
 --candidate-header, e.g. 'baggage: sd-routing-key=…') compares two builds
 behind one address.
-
---postgres takes HOST:PORT (both counters on free loopback ports) or
-LISTEN=HOST:PORT: LISTEN is "A,B" (one address per side), or one address whose
-port P is the baseline's and P+1 the candidate's (port 0: both free).
 
 Order of a comparison (default: interleaved):
   1. both sides' mocks and SQL counters listen; the builds start (or are

@@ -20,10 +20,6 @@ type compareSetup struct {
 	settings map[string]string // shared by both sides' run files
 }
 
-func (opts *compareOptions) changedFlag(name string) bool {
-	return opts.changed != nil && opts.changed(name)
-}
-
 // compareFlagNames name the comparison plan's fields as the flags of
 // `replay compare`.
 var compareFlagNames = map[string]string{

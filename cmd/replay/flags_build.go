@@ -1,9 +1,9 @@
 package main
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -11,6 +11,17 @@ import (
 	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/session"
 )
+
+// buildEnvHelp says, in every command's help, what a build replay starts
+// finds in its environment (replayer.Wiring.Environ).
+const buildEnvHelp = `A started build gets, after replay's proxies listen:
+  PORT                               a free port it must listen on
+  HTTP_PROXY, HTTPS_PROXY (and lower case), NO_PROXY=localhost,127.0.0.1,::1
+                                     its mock (with --mock)
+  SSL_CERT_FILE, REQUESTS_CA_BUNDLE  system roots + replay's CA; NODE_EXTRA_CA_CERTS: the CA
+  every variable whose value contains the --postgres HOST:PORT (DATABASE_URL,
+  --env values) with that text replaced by its SQL counter's address;
+  PGHOST/PGPORT when they name it; REPLAY_SQLCOUNT_ADDR`
 
 // buildFlags name one build: a URL the user runs or a command replay
 // starts, with its environment. `run` names them --target, --cmd, --env;
@@ -100,25 +111,12 @@ func parseHeaders(cmd string, flags ...headerFlag) (http.Header, error) {
 	return h, nil
 }
 
-// parseFormats reads --format values (repeatable, comma-separated), in
-// order, without duplicates; none means text. Its errors are usage errors
-// prefixed with cmd.
+// parseFormats reads --format values (see report.ParseFormats); its errors
+// are usage errors prefixed with cmd.
 func parseFormats(cmd string, values []string) ([]report.Format, error) {
-	var out []report.Format
-	for _, v := range values {
-		for name := range strings.SplitSeq(v, ",") {
-			name = strings.TrimSpace(name)
-			f, err := report.ParseFormat(name)
-			if err != nil {
-				return nil, usagef("%s: --format %q: want text, json, markdown, junit or html", cmd, name)
-			}
-			if !slices.Contains(out, f) {
-				out = append(out, f)
-			}
-		}
+	out, err := report.ParseFormats(values)
+	if fe := (*report.FormatError)(nil); errors.As(err, &fe) {
+		return nil, usagef("%s: --format %q: want text, json, markdown, junit or html", cmd, strings.TrimSpace(fe.Name))
 	}
-	if len(out) == 0 {
-		out = []report.Format{report.Text}
-	}
-	return out, nil
+	return out, err
 }

@@ -15,9 +15,6 @@ import (
 	"github.com/replaykit/replay/snapshots"
 )
 
-// defaultExplain is --explain when SQL is counted and it is not given.
-const defaultExplain = 3
-
 // replayFlags are the flags `replay run` and `replay compare` share: what
 // is replayed, the mocks, the SQL counters, the limits and the goals.
 type replayFlags struct {
@@ -27,12 +24,16 @@ type replayFlags struct {
 	mock         mockFlags
 	postgres     postgresFlags
 	sqlTraced    bool
-	explain      int // negative: defaultExplain when SQL is counted, else 0
+	explain      int // negative: session.DefaultExplain when SQL is counted, else 0
 	timeout      time.Duration
 	maxInFlight  int
 	startTimeout time.Duration
 	goals        []string
+	// changed reports whether a flag was given (some conflict only then).
+	changed func(name string) bool
 }
+
+func (r *replayFlags) changedFlag(name string) bool { return r.changed != nil && r.changed(name) }
 
 func (r *replayFlags) addFlags(f *pflag.FlagSet) {
 	r.explain = -1
@@ -85,7 +86,7 @@ func (r *replayFlags) validate(cmd string, sides int) (*replaySetup, error) {
 	if su.explain < 0 {
 		su.explain = 0
 		if r.postgres.used() {
-			su.explain = defaultExplain
+			su.explain = session.DefaultExplain
 		}
 	}
 	if su.goals, err = analyzer.ParseGoals(r.goals); err != nil {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/replaykit/replay/internal/ca"
 	"github.com/replaykit/replay/mock"
-	"github.com/replaykit/replay/snapshots"
 )
 
 type mockOptions struct {
@@ -170,9 +169,9 @@ func mockRun(ctx context.Context, opts *mockOptions) error {
 	if err != nil {
 		return err
 	}
-	exs, rules, err := loadOutbound(ctx, opts.snapshot)
+	exs, rules, err := mock.LoadFile(ctx, opts.snapshot)
 	if err != nil {
-		return err
+		return fmt.Errorf("mock: %w", err)
 	}
 	if len(exs) == 0 {
 		return fmt.Errorf("mock: snapshot %s has no outbound exchanges to answer from (record the app's calls with replay record --outbound)", opts.snapshot)
@@ -234,24 +233,6 @@ func mockRun(ctx context.Context, opts *mockOptions) error {
 	run.Stop()
 	srv.WriteSummary(opts.stdout)
 	return serveErr
-}
-
-// loadOutbound reads the snapshot's outbound exchanges and endpoint rules.
-func loadOutbound(ctx context.Context, path string) ([]*snapshots.Exchange, []snapshots.Rule, error) {
-	snap, err := snapshots.Open(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("mock: %w", err)
-	}
-	defer snap.Close()
-	exs, err := mock.Load(ctx, snap)
-	if err != nil {
-		return nil, nil, fmt.Errorf("mock: %w", err)
-	}
-	rules, err := snap.Rules()
-	if err != nil {
-		return nil, nil, fmt.Errorf("mock: %w", err)
-	}
-	return exs, rules, nil
 }
 
 // startMock listens on every address and serves.

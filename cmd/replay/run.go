@@ -30,9 +30,6 @@ type runOptions struct {
 
 	stdout, stderr io.Writer
 	outTTY         bool
-	// changed reports whether a flag was given (load flags conflict only
-	// when given).
-	changed func(name string) bool
 	// onTarget, when set, is told the target URL once it answers (tests).
 	onTarget func(url string)
 }
@@ -46,13 +43,10 @@ func newCmdRun(s streams) *cobra.Command {
 writes every replayed request to the run file RUN, then prints the result.
 
 The target is a URL (--target), or a command replay starts after its own
-proxies listen and stops at the end (--cmd, run with /bin/sh -c). A started
-build gets PORT (the port to listen on), HTTP_PROXY/HTTPS_PROXY (the mock,
-with --mock), SSL_CERT_FILE/REQUESTS_CA_BUNDLE/NODE_EXTRA_CA_CERTS (replay's
-CA), and with --postgres every variable containing the database's HOST:PORT
-(DATABASE_URL, --env values) rewritten to the SQL counter's address, plus
-REPLAY_SQLCOUNT_ADDR. With --target, start the build after replay printed
-these settings; replay waits until the target answers.
+proxies listen and stops at the end (--cmd, run with /bin/sh -c).
+` + buildEnvHelp + `
+plus --env. With --target, start the build after replay printed these
+settings; replay waits until the target answers.
 
 Load models (one at a time):
   closed (default)  --vus N virtual users each send the next request as soon as

@@ -17,10 +17,6 @@ type runSetup struct {
 	settings map[string]string
 }
 
-func (opts *runOptions) changedFlag(name string) bool {
-	return opts.changed != nil && opts.changed(name)
-}
-
 // runFlagNames name the load plan's fields as the flags of `replay run`.
 var runFlagNames = map[string]string{
 	replayer.FieldVUs: "--vus", replayer.FieldStages: "--stage", replayer.FieldRate: "--rate", replayer.FieldSpeed: "--speed",

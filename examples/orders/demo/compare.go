@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/replaykit/replay/internal/ca"
 	"github.com/replaykit/replay/internal/pgcluster"
@@ -13,13 +12,6 @@ import (
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/session"
-)
-
-// The comparison's load, as replay compare's defaults.
-const (
-	compareVUs     = 4
-	compareExplain = 3
-	compareWarmup  = time.Second
 )
 
 // compare compares APP_SLOW=0 with APP_SLOW=1 on the snapshot snap through
@@ -55,7 +47,7 @@ func (r *runner) compareConfig(ctx context.Context, authority *ca.CA, pg *pgclus
 	dbURL, dbAddr, d := pg.URL("postgres"), pg.Addr(), r.cfg.Duration
 	build := shellQuote(r.cfg.Replay) + " demo orders"
 	reset := fmt.Sprintf("DATABASE_URL=%s %s demo reset --orders %d", shellQuote(dbURL), shellQuote(r.cfg.Replay), Orders)
-	plan := replayer.ComparePlan{Load: replayer.LoadPlan{VUs: compareVUs, Duration: d}, Explain: compareExplain, Warmup: compareWarmup}
+	plan := replayer.ComparePlan{Load: replayer.LoadPlan{VUs: session.DefaultVUs, Duration: d}, Explain: session.DefaultExplain, Warmup: session.DefaultWarmup}
 	return session.CompareConfig{
 		Config: session.Config{
 			Snapshot: snap, Inbound: inbound,
