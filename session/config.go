@@ -53,11 +53,13 @@ type Config struct {
 	Env []string
 
 	// Mock, when set, mocks the upstreams of each side with its own
-	// mock.Server made from it (its CA is set from CA); nil mocks nothing.
+	// mock.Server made from it (its CA is replay's, from CADir); nil mocks
+	// nothing.
 	Mock *mock.Config
-	// CA is replay's CA: it intercepts HTTPS to mocked upstreams and the
-	// builds trust it. Required with Mock.
-	CA *ca.CA
+	// CADir is the directory of replay's CA, which intercepts HTTPS to
+	// mocked upstreams and which the builds trust (created when missing);
+	// empty means the default, $XDG_CONFIG_HOME/replay/ca.
+	CADir string
 	// Postgres, when set, puts a SQL counter in front of PostgreSQL on
 	// each side; nil counts no SQL.
 	Postgres *Postgres
@@ -73,6 +75,8 @@ type Config struct {
 	// Warn, when set, is told what went wrong without stopping the
 	// session, e.g. a build that did not stop cleanly.
 	Warn func(error)
+
+	authority *ca.CA // loaded from CADir by check, with Mock
 }
 
 // Postgres is the SQL counter of each side, in front of one real
@@ -119,10 +123,15 @@ func (c *Config) check() error {
 	switch {
 	case len(c.Inbound) == 0:
 		return fmt.Errorf("%s holds no inbound requests to replay", c.Snapshot)
-	case c.Mock != nil && c.CA == nil:
-		return errors.New("mocking upstreams needs replay's CA (Config.CA)")
 	case c.Postgres != nil && c.Postgres.Upstream == "":
 		return errors.New("counting SQL needs the PostgreSQL server's address (Postgres.Upstream)")
+	}
+	if c.Mock != nil && c.authority == nil {
+		a, err := ca.LoadOrCreate(c.CADir)
+		if err != nil {
+			return err
+		}
+		c.authority = a
 	}
 	return nil
 }

@@ -205,7 +205,7 @@ func TestCompareRefusesBadConfigs(t *testing.T) {
 		want string
 	}{
 		{"no requests", func(c *CompareConfig) { c.Inbound = nil }, "no inbound requests"},
-		{"mock without CA", func(c *CompareConfig) { c.Mock = &mock.Config{} }, "needs replay's CA"},
+		{"CA that cannot be made", func(c *CompareConfig) { c.Mock, c.CADir = &mock.Config{}, "/dev/null/ca" }, "/dev/null"},
 		{"two builds", func(c *CompareConfig) { c.Candidate.Cmd = "true" }, "one of the two"},
 		{"same names", func(c *CompareConfig) { c.Candidate.Name = "baseline" }, "both sides are named"},
 	} {

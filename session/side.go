@@ -124,7 +124,7 @@ func (s *Side) wrap(err error) error {
 }
 
 func (s *Side) startMock(cfg mock.Config) error {
-	cfg.CA = s.cfg.CA
+	cfg.CA = s.cfg.authority
 	m, err := mock.New(cfg)
 	if err != nil {
 		return err
@@ -137,8 +137,8 @@ func (s *Side) startMock(cfg mock.Config) error {
 	s.mockAddr = l.Addr().String()
 	s.mockSrv = &http.Server{Handler: m, ReadHeaderTimeout: 30 * time.Second}
 	go s.mockSrv.Serve(l)
-	s.wiring.Proxy, s.wiring.CACert = s.mockAddr, s.cfg.CA.CertPath()
-	s.wiring.CABundle, err = s.cfg.CA.BundlePath()
+	s.wiring.Proxy, s.wiring.CACert = s.mockAddr, s.cfg.authority.CertPath()
+	s.wiring.CABundle, err = s.cfg.authority.BundlePath()
 	return err
 }
 

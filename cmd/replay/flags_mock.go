@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/replaykit/replay/internal/ca"
 	"github.com/replaykit/replay/mock"
 	"github.com/replaykit/replay/snapshots"
 )
@@ -72,19 +71,14 @@ func (m *mockFlags) validate(cmd string) error {
 	return m.mockBehaviour.validate(cmd)
 }
 
-// config returns the mock of outbound's services and replay's CA; nil
-// without --mock.
-func (m *mockFlags) config(outbound []*snapshots.Exchange) (*mock.Config, *ca.CA, error) {
+// config returns the mock of outbound's services; nil without --mock.
+func (m *mockFlags) config(outbound []*snapshots.Exchange) *mock.Config {
 	if !m.used() {
-		return nil, nil, nil
-	}
-	authority, err := ca.LoadOrCreate(m.caDir)
-	if err != nil {
-		return nil, nil, err
+		return nil
 	}
 	var services []string
 	if !slices.Contains(m.mocks, "all") {
 		services = m.mocks
 	}
-	return &mock.Config{Exchanges: outbound, Services: services, OnMiss: m.onMiss, Timing: m.timing}, authority, nil
+	return &mock.Config{Exchanges: outbound, Services: services, OnMiss: m.onMiss, Timing: m.timing}
 }

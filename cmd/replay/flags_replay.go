@@ -106,9 +106,7 @@ func (r *replayFlags) config(ctx context.Context, cmd string, su *replaySetup) (
 	if err != nil {
 		return c, fmt.Errorf("%s: %w", cmd, err)
 	}
-	if c.Mock, c.CA, err = r.mock.config(outbound); err != nil {
-		return c, fmt.Errorf("%s: %w", cmd, err)
-	}
+	c.Mock, c.CADir = r.mock.config(outbound), r.mock.caDir
 	if su.pgServer != "" {
 		if c.Postgres, err = r.postgres.config(su.pgServer, su.pgListen[0], r.mock.caDir); err != nil {
 			return c, fmt.Errorf("%s: sqlcount: %w", cmd, err)

@@ -53,7 +53,7 @@ func (r *runner) compareConfig(ctx context.Context, authority *ca.CA, pg *pgclus
 			Snapshot: snap, Inbound: inbound,
 			Env:      []string{"DATABASE_URL=" + dbURL, "CATALOG_URL=https://" + CatalogHost},
 			Mock:     &mock.Config{Exchanges: outbound, Services: []string{catalogAddr}},
-			CA:       authority,
+			CADir:    authority.Dir(),
 			Postgres: &session.Postgres{Upstream: dbAddr},
 			Warn:     r.cfg.Warn,
 		},
