@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/replaykit/replay/internal/ca"
 	"github.com/replaykit/replay/internal/pgcluster"
+	"github.com/replaykit/replay/internal/shell"
 	"github.com/replaykit/replay/mock"
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/report"
@@ -45,8 +45,8 @@ func (r *runner) compareConfig(ctx context.Context, authority *ca.CA, pg *pgclus
 		return session.CompareConfig{}, fmt.Errorf("demo: %w", err)
 	}
 	dbURL, dbAddr, d := pg.URL("postgres"), pg.Addr(), r.cfg.Duration
-	build := shellQuote(r.cfg.Replay) + " demo orders"
-	reset := fmt.Sprintf("DATABASE_URL=%s %s demo reset --orders %d", shellQuote(dbURL), shellQuote(r.cfg.Replay), Orders)
+	build := shell.Quote(r.cfg.Replay) + " demo orders"
+	reset := fmt.Sprintf("DATABASE_URL=%s %s demo reset --orders %d", shell.Quote(dbURL), shell.Quote(r.cfg.Replay), Orders)
 	plan := replayer.ComparePlan{Load: replayer.LoadPlan{VUs: session.DefaultVUs, Duration: d}, Explain: session.DefaultExplain, Warmup: session.DefaultWarmup}
 	return session.CompareConfig{
 		Config: session.Config{
@@ -63,20 +63,4 @@ func (r *runner) compareConfig(ctx context.Context, authority *ca.CA, pg *pgclus
 		Plan:      plan,
 		Reset:     reset,
 	}, nil
-}
-
-// shellQuote quotes s for a POSIX shell when it holds anything but safe
-// characters: the replay binary's path goes into shell commands.
-func shellQuote(s string) string {
-	safe := s != ""
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:@%,=", r)) {
-			safe = false
-			break
-		}
-	}
-	if safe {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -53,16 +53,3 @@ func TestConfigPrepare(t *testing.T) {
 		}
 	}
 }
-
-func TestShellQuote(t *testing.T) {
-	for in, want := range map[string]string{
-		"/usr/bin/replay":  "/usr/bin/replay",
-		"/tmp/my dir/r":    "'/tmp/my dir/r'",
-		"/tmp/it's/replay": `'/tmp/it'\''s/replay'`,
-		"":                 "''",
-	} {
-		if got := shellQuote(in); got != want {
-			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
-		}
-	}
-}

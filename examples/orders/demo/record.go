@@ -15,6 +15,7 @@ import (
 	"github.com/replaykit/replay/examples/orders/app"
 	"github.com/replaykit/replay/internal/ca"
 	"github.com/replaykit/replay/internal/pgcluster"
+	"github.com/replaykit/replay/internal/shell"
 	"github.com/replaykit/replay/recorder"
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/snapshots"
@@ -98,7 +99,7 @@ func (r *runner) sendTraffic(ctx context.Context, s *recorder.Session, port int,
 	}
 	dbURL := strings.Replace(pg.URL("postgres"), pg.Addr(), s.PostgresAddr().String(), 1)
 	proc, err := replayer.StartBuild(ctx, replayer.Build{
-		Cmd:     shellQuote(r.cfg.Replay) + " demo orders",
+		Cmd:     shell.Quote(r.cfg.Replay) + " demo orders",
 		Port:    port,
 		LogPath: filepath.Join(r.cfg.Dir, "record-app.log"),
 		Env:     []string{"APP_SLOW=0", "CATALOG_URL=https://" + CatalogHost, "DATABASE_URL=" + dbURL},
