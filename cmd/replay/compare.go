@@ -89,7 +89,7 @@ func newCmdCompare(s streams) *cobra.Command {
 	f.BoolVar(&opts.sequential, "sequential", false, "load the baseline, then the candidate, instead of interleaving")
 	f.StringVar(&opts.reset, "reset", "", "`COMMAND` (sh -c) that restores the data, run before each side's explain phase and before the load")
 	f.StringVar(&opts.out, "out", "", "`DIR` for the run files, build logs and reports (default ./replay-compare-TIMESTAMP; offline: no files)")
-	f.StringArrayVar(&opts.formats, "format", []string{"text"}, "output `FORMAT`: text, json, markdown, junit or html (repeatable or comma-separated; the first goes to stdout, each to DIR/report.EXT)")
+	addFormatFlag(f, &opts.formats)
 	return cmd
 }
 

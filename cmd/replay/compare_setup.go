@@ -98,20 +98,18 @@ func (opts *compareOptions) setup() (*compareSetup, error) {
 // comparePlan reads the load flags.
 func (opts *compareOptions) comparePlan(explain int) (replayer.ComparePlan, error) {
 	p := replayer.LoadPlan{Duration: opts.duration}
-	if opts.rate != "" {
-		if opts.changedFlag("vus") {
-			return replayer.ComparePlan{}, usagef("compare: --vus (closed model) and --rate (open model) conflict; give one")
+	if opts.rate == "" || opts.changedFlag("vus") {
+		if opts.vus <= 0 {
+			return replayer.ComparePlan{}, usagef("compare: --vus %d: want at least 1", opts.vus)
 		}
+		p.VUs = opts.vus
+	}
+	if opts.rate != "" {
 		r, err := replayer.ParseRate(opts.rate)
 		if err != nil {
 			return replayer.ComparePlan{}, usagef("compare: --rate: %v", err)
 		}
 		p.Rate = r
-	} else {
-		if opts.vus <= 0 {
-			return replayer.ComparePlan{}, usagef("compare: --vus %d: want at least 1", opts.vus)
-		}
-		p.VUs = opts.vus
 	}
 	switch {
 	case opts.duration <= 0:

@@ -46,7 +46,7 @@ func TestCompareUsageErrors(t *testing.T) {
 		{"bad url", []string{"--snapshot", snap, "--baseline-url", "localhost:8080", "--candidate-url", "http://x"}, `--baseline-url "localhost:8080": want an http:// or https:// URL`},
 		{"unknown format", append(live, "--format", "pdf"), `--format "pdf": want text, json, markdown, junit or html`},
 		{"vus", append(live, "--vus", "0"), "--vus 0: want at least 1"},
-		{"vus and rate", append(live, "--vus", "2", "--rate", "10/s"), "--vus (closed model) and --rate (open model) conflict"},
+		{"vus and rate", append(live, "--vus", "2", "--rate", "10/s"), "--vus and --rate select different load models (closed, open, as recorded); give one model"},
 		{"bad rate", append(live, "--rate", "fast"), "--rate"},
 		{"duration", append(live, "--duration", "0s"), "--duration 0s: want a positive duration per side"},
 		{"slices and sequential", append(live, "--slices", "10", "--sequential"), "--slices applies to an interleaved comparison"},

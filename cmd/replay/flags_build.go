@@ -111,6 +111,25 @@ func parseHeaders(cmd string, flags ...headerFlag) (http.Header, error) {
 	return h, nil
 }
 
+// addFormatFlag declares --format, the same on every command that writes a
+// report (run, compare, report).
+func addFormatFlag(f *pflag.FlagSet, formats *[]string) {
+	f.StringArrayVar(formats, "format", []string{"text"}, "output `FORMAT`: text, json, markdown, junit or html (repeatable or comma-separated: "+
+		"the first goes to stdout; compare also writes each to DIR/report.EXT)")
+}
+
+// oneFormat reads --format of a command that writes one report, to stdout.
+func oneFormat(cmd string, values []string) (report.Format, error) {
+	formats, err := parseFormats(cmd, values)
+	if err != nil {
+		return "", err
+	}
+	if len(formats) > 1 {
+		return "", usagef("%s: --format: give one format (the report goes to stdout)", cmd)
+	}
+	return formats[0], nil
+}
+
 // parseFormats reads --format values (see report.ParseFormats); its errors
 // are usage errors prefixed with cmd.
 func parseFormats(cmd string, values []string) ([]report.Format, error) {

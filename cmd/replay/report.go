@@ -13,9 +13,9 @@ import (
 )
 
 type reportOptions struct {
-	path   string
-	format string
-	goals  []string
+	path    string
+	formats []string
+	goals   []string
 }
 
 func newCmdReport(s streams) *cobra.Command {
@@ -46,15 +46,15 @@ a regression or a missed goal, 1 could not read, 2 bad usage.`,
 			return reportRun(cmd.Context(), opts, s)
 		},
 	}
-	cmd.Flags().StringVar(&opts.format, "format", "text", "output `FORMAT`: text, json, markdown, junit or html")
+	addFormatFlag(cmd.Flags(), &opts.formats)
 	cmd.Flags().StringArrayVar(&opts.goals, "goal", nil, "also check goal `G`, e.g. 'p95<500ms' (repeatable)")
 	return cmd
 }
 
 func reportRun(ctx context.Context, opts *reportOptions, s streams) error {
-	format, err := report.ParseFormat(opts.format)
+	format, err := oneFormat("report", opts.formats)
 	if err != nil {
-		return usagef("report: --format %q: want text, json, markdown, junit or html", opts.format)
+		return err
 	}
 	extra, err := analyzer.ParseGoals(opts.goals)
 	if err != nil {

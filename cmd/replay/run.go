@@ -87,7 +87,7 @@ Exit codes: 0 all goals met, 99 a goal missed, 1 could not run, 2 bad usage.`,
 	f.Float64Var(&opts.speed, "speed", 0, "as recorded: replay the recorded arrival times `X` times faster (1 as recorded)")
 	f.StringVar(&opts.mockListen, "mock-listen", "127.0.0.1:0", "`ADDR` the mock's forward proxy listens on")
 	f.StringVar(&opts.buildLog, "build-log", "", "`FILE` for the output of --cmd (default RUN.build.log)")
-	f.StringArrayVar(&opts.formats, "format", []string{"text"}, "output `FORMAT`: text, json, markdown, junit or html")
+	addFormatFlag(f, &opts.formats)
 	return cmd
 }
 

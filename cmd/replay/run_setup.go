@@ -51,14 +51,10 @@ func (opts *runOptions) setup() (*runSetup, error) {
 	if err := opts.build.validate("run"); err != nil {
 		return nil, err
 	}
-	formats, err := parseFormats("run", opts.formats)
-	if err != nil {
+	var err error
+	if su.format, err = oneFormat("run", opts.formats); err != nil {
 		return nil, err
 	}
-	if len(formats) > 1 {
-		return nil, usagef("run: --format: give one format (the report goes to stdout)")
-	}
-	su.format = formats[0]
 	if su.plan, err = opts.loadPlan(); err != nil {
 		return nil, err
 	}

@@ -127,7 +127,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"both targets", append(base, "--target", "http://x", "--cmd", "true"), "give one"},
 		{"env without cmd", append(base, "--target", "http://x", "--env", "A=1"), "--env applies to --cmd"},
 		{"bad target", append(base, "--target", "127.0.0.1:8080"), "want an http:// or https:// URL"},
-		{"rate and vus", append(base, "--target", "http://x", "--rate", "10/s", "--vus", "3"), "give one model"},
+		{"rate and vus", append(base, "--target", "http://x", "--rate", "10/s", "--vus", "3"), "--vus and --rate select different load models (closed, open, as recorded); give one model"},
 		{"rate and speed", append(base, "--target", "http://x", "--rate", "10/s", "--speed", "2"), "--rate and --speed"},
 		{"stage and duration", append(base, "--target", "http://x", "--stage", "1s:3", "--duration", "1s"), "--stage"},
 		{"bad rate", append(base, "--target", "http://x", "--rate", "fast"), "--rate"},
