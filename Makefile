@@ -24,6 +24,7 @@ bench:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	@if $(GO) list -deps ./cmd/replay | grep -qx testing; then echo "the replay binary links package testing"; exit 1; fi
 
 clean:
 	rm -rf bin
