@@ -52,7 +52,8 @@ type TallySummary struct {
 var _ Sink = (*Tally)(nil)
 
 // NewTally returns a Tally writing to w; exchanges without an endpoint get
-// one computed with rules.
+// one computed with rules (snapshots.EndpointOf, so an inbound GraphQL or
+// body-rule request gets its operation).
 func NewTally(w *snapshots.Writer, rules []snapshots.Rule) *Tally {
 	return &Tally{w: w, rules: rules, rows: map[tallyKey]*TallyRow{}, pending: map[int64]int{}}
 }
@@ -67,7 +68,7 @@ func (t *Tally) CountSeen(d snapshots.Direction) { t.w.CountSeen(d) }
 // has none, and writes it.
 func (t *Tally) AddExchange(e *snapshots.Exchange) {
 	if e.Endpoint == "" {
-		e.Endpoint = snapshots.Endpoint(e.Method, e.URL, t.rules)
+		e.Endpoint = snapshots.EndpointOf(e, t.rules)
 	}
 	k := tallyKey{e.Direction, e.Service, e.Endpoint}
 	t.mu.Lock()

@@ -61,7 +61,7 @@ func newTemplate(e *snapshots.Exchange, target *url.URL, override http.Header) (
 	}
 	endpoint := e.Endpoint
 	if endpoint == "" {
-		endpoint = snapshots.Endpoint(method, ru.Path, nil)
+		endpoint = snapshots.EndpointOf(&snapshots.Exchange{Method: method, URL: e.URL, RequestBody: e.RequestBody, Direction: e.Direction}, nil)
 	}
 	t := &template{
 		id:       e.ID,

@@ -28,7 +28,9 @@
 // Endpoint computes endpoint templates ("GET /orders/{id}"): path segments
 // that are numbers, UUIDs, long hex or id-like tokens become {id}, and the
 // user's rules (ParseRule) win; IsUUID is its UUID test, which the mock
-// shares. ExportJSONL/ImportJSONL and
+// shares. EndpointOf adds the operation an inbound request names to its
+// endpoint ("POST /graphql {allBooks}"): a GraphQL operation, or the value
+// a body rule (ParseBodyRule, "json:$.method") picks from a JSON body. ExportJSONL/ImportJSONL and
 // ExportHAR/ImportHAR convert snapshots to and from JSON Lines and HAR 1.2
 // losslessly; ImportHAR also reads the HAR files of Chrome and Firefox.
 // Export and Import pick one by Format (FormatOf reads it from a file name);

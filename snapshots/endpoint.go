@@ -7,16 +7,23 @@ import (
 	"strings"
 )
 
-// Rule is a user-given endpoint template, e.g. "GET /orders/{id}/status".
-// A segment in braces matches any one path segment; other segments match
+// Rule is a user-given endpoint template, e.g. "GET /orders/{id}/status",
+// or a body rule, e.g. "json:$.method" (see ParseBodyRule). In a template, a
+// segment in braces matches any one path segment; other segments match
 // themselves exactly.
 type Rule struct {
-	method   string   // upper case, or "*" for any
+	method   string   // upper case, or "*" for any; "" for a body rule
 	segments []string // path segments; "{…}" matches any one segment
+	body     jsonPath // a body rule's path; nil for a template
 }
 
-// ParseRule parses "METHOD /path/{param}/..." (METHOD may be "*").
+// ParseRule parses "METHOD /path/{param}/..." (METHOD may be "*"), or a body
+// rule "json:$.path" as ParseBodyRule does, so that the rules a snapshot
+// stores read back with one function.
 func ParseRule(s string) (Rule, error) {
+	if strings.HasPrefix(strings.TrimSpace(s), bodyRulePrefix) {
+		return ParseBodyRule(s)
+	}
 	fields := strings.Fields(s)
 	if len(fields) != 2 {
 		return Rule{}, fmt.Errorf("parse endpoint rule %q: want \"METHOD /path\", e.g. \"GET /orders/{id}\"", s)
@@ -64,6 +71,9 @@ func ParseRules(ss []string) ([]Rule, error) {
 
 // String returns the rule as ParseRule accepts it.
 func (r Rule) String() string {
+	if r.body != nil {
+		return bodyRulePrefix + r.body.String()
+	}
 	return r.method + " /" + strings.Join(r.segments, "/")
 }
 

@@ -39,9 +39,7 @@ func (im *importer) exchange(e *Exchange) error {
 		}
 		im.exchanges[e.ID] = true
 	}
-	if ep, ok := matchRules(e.Method, e.URL, im.rules); ok {
-		e.Endpoint = ep
-	}
+	e.Endpoint = importEndpoint(e, im.rules)
 	if e.Direction == Outbound {
 		im.outbound++
 	} else {
@@ -89,4 +87,41 @@ func ruleStrings(rules []Rule) []string {
 		out = append(out, r.String())
 	}
 	return out
+}
+
+// importEndpoint returns the endpoint of an imported exchange: the recorded
+// one, unless the user's rules give another. A template that matches
+// replaces it; for an inbound exchange, so does a body rule that finds a
+// value, and an operation (GraphQL) is added to a recorded endpoint that
+// has none, as recording would now compute it. An empty endpoint stays
+// empty: the writer computes it.
+func importEndpoint(e *Exchange, rules []Rule) string {
+	if ep, ok := matchRules(e.Method, e.URL, rules); ok {
+		if e.Direction != Outbound {
+			if op := Operation(e.Method, e.URL, e.RequestBody, rules); op != "" {
+				ep += " {" + op + "}"
+			}
+		}
+		return ep
+	}
+	if e.Endpoint == "" || e.Direction == Outbound {
+		return e.Endpoint
+	}
+	base, recorded := SplitEndpoint(e.Endpoint)
+	if recorded != "" && !hasBodyRules(rules) {
+		return e.Endpoint
+	}
+	if op := Operation(e.Method, e.URL, e.RequestBody, rules); op != "" {
+		return base + " {" + op + "}"
+	}
+	return e.Endpoint
+}
+
+func hasBodyRules(rules []Rule) bool {
+	for _, r := range rules {
+		if r.IsBodyRule() {
+			return true
+		}
+	}
+	return false
 }

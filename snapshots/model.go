@@ -64,8 +64,10 @@ type Exchange struct {
 	// ResponseBodySize is the full size of the response body in bytes.
 	ResponseBodySize int64
 
-	// Endpoint is method plus path template, e.g. "GET /orders/{id}". The
-	// writer computes it when empty.
+	// Endpoint is method plus path template, e.g. "GET /orders/{id}", and
+	// for an inbound request that names an operation, the operation in
+	// braces: "POST /graphql {allBooks}" (see EndpointOf). The writer
+	// computes it when empty.
 	Endpoint string
 	// ParentID is the inbound exchange this outbound call belongs to; zero
 	// when unknown.

@@ -130,7 +130,8 @@ func (w *Writer) Path() string { return w.path }
 // NewID reserves an exchange ID, for an exchange still in flight.
 func (w *Writer) NewID() int64 { return w.lastExchange.Add(1) }
 
-// AddExchange queues e for writing. It computes e.Endpoint when empty,
+// AddExchange queues e for writing. It computes e.Endpoint when empty
+// (EndpointOf),
 // assigns e.ID when zero, and takes an empty Direction for Inbound. It does not block on disk; it waits only when
 // BatchSize records are already waiting, and never drops a record. The
 // writer owns e afterwards: the caller must not change it.
@@ -141,7 +142,7 @@ func (w *Writer) AddExchange(e *Exchange) {
 		atomicMax(&w.lastExchange, e.ID)
 	}
 	if e.Endpoint == "" {
-		e.Endpoint = Endpoint(e.Method, e.URL, w.rules)
+		e.Endpoint = EndpointOf(e, w.rules)
 	}
 	if e.Direction == "" {
 		e.Direction = Inbound
