@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/replaykit/replay/snapshots"
 )
 
 // Goal is a pass/fail threshold on a run, e.g. "p95<500ms" or
@@ -78,12 +80,16 @@ func metric(m string) (name, kind string, ok bool) {
 //
 //	p95<500ms   p99<1s   avg<200ms   tps>50   success>99%   failed<1%
 //	errors<5    sql<=5   GET /orders: p95<20ms   GET /orders: sql<=5
+//	POST /graphql {allBooks}: sql<=3
+//
+// The endpoint is the text before the last ":", runs of white space made
+// one space; it may name an operation, as recording names them.
 func ParseGoal(s string) (Goal, error) {
 	text := strings.TrimSpace(s)
 	g := Goal{Text: text}
 	expr := text
 	if i := strings.LastIndex(text, ":"); i >= 0 {
-		g.Endpoint = strings.TrimSpace(text[:i])
+		g.Endpoint = strings.Join(strings.Fields(text[:i]), " ")
 		expr = strings.TrimSpace(text[i+1:])
 		if g.Endpoint == "" {
 			return Goal{}, fmt.Errorf("goal %q: empty endpoint before \":\"", text)
@@ -362,7 +368,8 @@ func compareOp(a float64, op string, b float64) bool {
 }
 
 // closestEndpoint suggests an endpoint of s whose name matches name ignoring
-// case and surrounding slashes, or with the same path under another method.
+// case and surrounding slashes, or with the same path under another method,
+// or with the same method and path under another operation.
 func closestEndpoint(s *Summary, name string) string {
 	norm := func(x string) string { return strings.TrimRight(strings.ToLower(x), "/") }
 	for _, e := range s.Endpoints {
@@ -373,6 +380,14 @@ func closestEndpoint(s *Summary, name string) string {
 	_, path, _ := strings.Cut(name, " ")
 	for _, e := range s.Endpoints {
 		if _, p, _ := strings.Cut(e.Endpoint, " "); p == path {
+			return e.Endpoint
+		}
+	}
+	// "POST /graphql" when the run has "POST /graphql {allBooks}", or the
+	// other way round: the same path with another operation.
+	base, _ := snapshots.SplitEndpoint(name)
+	for _, e := range s.Endpoints {
+		if b, _ := snapshots.SplitEndpoint(e.Endpoint); norm(b) == norm(base) {
 			return e.Endpoint
 		}
 	}

@@ -35,6 +35,9 @@ func TestParseGoal(t *testing.T) {
 		{"GET /orders: p95<20ms", Goal{Text: "GET /orders: p95<20ms", Endpoint: "GET /orders", Metric: "p95", Op: "<", Value: 20, Unit: "ms"}, "< 20 ms"},
 		{"GET /orders: sql<=5", Goal{Text: "GET /orders: sql<=5", Endpoint: "GET /orders", Metric: "sql", Op: "<=", Value: 5}, "<= 5"},
 		{"POST /v1/items:batch: p99<1s", Goal{Text: "POST /v1/items:batch: p99<1s", Endpoint: "POST /v1/items:batch", Metric: "p99", Op: "<", Value: 1000, Unit: "ms"}, "< 1000 ms"},
+		{"POST /graphql {allBooks}: sql<=3", Goal{Text: "POST /graphql {allBooks}: sql<=3", Endpoint: "POST /graphql {allBooks}", Metric: "sql", Op: "<=", Value: 3}, "<= 3"},
+		{"POST  /graphql   {mutation createBook} : p95<20ms", Goal{Text: "POST  /graphql   {mutation createBook} : p95<20ms", Endpoint: "POST /graphql {mutation createBook}", Metric: "p95", Op: "<", Value: 20, Unit: "ms"}, "< 20 ms"},
+		{"POST /rpc {user:get}: sql<=3", Goal{Text: "POST /rpc {user:get}: sql<=3", Endpoint: "POST /rpc {user:get}", Metric: "sql", Op: "<=", Value: 3}, "<= 3"},
 		{"GET /orders/{id}:p95<20ms", Goal{Text: "GET /orders/{id}:p95<20ms", Endpoint: "GET /orders/{id}", Metric: "p95", Op: "<", Value: 20, Unit: "ms"}, "< 20 ms"},
 	}
 	for _, tt := range tests {
@@ -144,5 +147,40 @@ func TestCheck(t *testing.T) {
 	}
 	if AllPassed(Check(s, goals)) || !AllPassed(nil) {
 		t.Error("AllPassed wrong")
+	}
+}
+
+func TestCheckOperationEndpoints(t *testing.T) {
+	var rs []*snapshots.Result
+	for i, ep := range []string{"POST /graphql {allBooks}", "POST /graphql {mutation createBook}", "POST /graphql {allBooks}"} {
+		at := t0.Add(time.Duration(i) * 10 * time.Millisecond)
+		rs = append(rs, &snapshots.Result{Phase: snapshots.PhaseLoad, Endpoint: ep, Intended: at, Sent: at, Done: at.Add(time.Millisecond),
+			Status: 200, RecordedStatus: 200, SQLCounted: true, SQL: []snapshots.SQLCount{{Fingerprint: "SELECT ?", Count: 2}}})
+	}
+	s, err := Summarize(context.Background(), snapshots.RunInfo{}, fromSlice(rs), SummarizeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	goals, err := ParseGoals([]string{"POST /graphql {allBooks}: sql<=3", "POST /graphql {mutation createBook}: sql<2", "POST /graphql: sql<=3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type res struct {
+		Goal   string
+		Passed bool
+		Actual float64
+		Reason string
+	}
+	var got []res
+	for _, r := range Check(s, goals) {
+		got = append(got, res{r.Goal, r.Passed, r.Actual, r.Reason})
+	}
+	want := []res{
+		{"POST /graphql {allBooks}: sql<=3", true, 2, ""},
+		{"POST /graphql {mutation createBook}: sql<2", false, 2, ""},
+		{"POST /graphql: sql<=3", false, 0, `endpoint "POST /graphql" is not in the run (closest: "POST /graphql {allBooks}")`},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

@@ -3,6 +3,8 @@ package replayer
 import (
 	"fmt"
 	"strings"
+
+	"github.com/replaykit/replay/snapshots"
 )
 
 // endpointFilter selects endpoints by exact name or glob; empty selects all.
@@ -15,9 +17,12 @@ func newEndpointFilter(patterns []string) (endpointFilter, error) {
 		if p == "" {
 			return nil, fmt.Errorf("replayer: empty endpoint filter")
 		}
-		if m, rest, ok := strings.Cut(p, " "); ok {
+		m, rest, ok := strings.Cut(p, " ")
+		switch {
+		case strings.HasPrefix(p, "/"): // a path glob, perhaps with an operation: "/graphql {all*}"
+		case ok:
 			p = strings.ToUpper(m) + " " + rest
-		} else if !strings.HasPrefix(p, "/") {
+		default:
 			return nil, fmt.Errorf("replayer: endpoint filter %q: want \"METHOD /path\" or \"/path\", either may use * and ?", p)
 		}
 		f = append(f, p)
@@ -26,22 +31,29 @@ func newEndpointFilter(patterns []string) (endpointFilter, error) {
 }
 
 // match reports whether endpoint ("GET /orders/{id}") is selected. A pattern
-// starting with "/" is matched against the endpoint's path alone.
+// starting with "/" is matched against the endpoint's path alone. A pattern
+// that names no operation ("POST /graphql", not "POST /graphql {allBooks}")
+// also matches an endpoint with one, so it selects all the operations at
+// that path.
 func (f endpointFilter) match(endpoint string) bool {
 	if len(f) == 0 {
 		return true
 	}
-	_, path, _ := strings.Cut(endpoint, " ")
+	base, op := snapshots.SplitEndpoint(endpoint)
 	for _, p := range f {
-		s := endpoint
-		if strings.HasPrefix(p, "/") {
-			s = path
-		}
-		if glob(p, s) {
+		if matchPattern(p, endpoint) || op != "" && !strings.Contains(p, " {") && matchPattern(p, base) {
 			return true
 		}
 	}
 	return false
+}
+
+// matchPattern matches one pattern of a filter against an endpoint.
+func matchPattern(p, endpoint string) bool {
+	if strings.HasPrefix(p, "/") {
+		_, endpoint, _ = strings.Cut(endpoint, " ")
+	}
+	return glob(p, endpoint)
 }
 
 // glob matches s against pattern, in which "*" matches any run of

@@ -63,7 +63,10 @@ type Config struct {
 	// Endpoints, when not empty, selects the exchanges to replay: an entry
 	// is an endpoint ("GET /orders/{id}"), a glob over endpoints in which
 	// "*" matches any run of characters and "?" one ("GET /orders*"), or a
-	// path glob matched against the endpoint's path ("/orders/*").
+	// path glob matched against the endpoint's path ("/orders/*"). An
+	// endpoint with an operation ("POST /graphql {allBooks}") is selected by
+	// its full name, by a glob over it, or by any entry naming no operation
+	// that selects "POST /graphql".
 	Endpoints []string
 	// Header is added to every request, replacing recorded values of the
 	// same name. It may supply values of redacted headers. A "Host" entry

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -118,18 +120,31 @@ func TestEndpointFilter(t *testing.T) {
 		ex = append(ex, &snapshots.Exchange{ID: int64(i + 1), Direction: snapshots.Inbound, Method: method, URL: "http://app" + path,
 			Endpoint: snapshots.Endpoint(method, path, nil)})
 	}
+	for i, op := range []string{`{ allBooks { title } }`, `mutation { createBook(title: "x") { id } }`} {
+		e := &snapshots.Exchange{ID: int64(i + 6), Direction: snapshots.Inbound, Method: "POST", URL: "http://app/graphql?op=" + strconv.Itoa(i),
+			RequestBody: []byte(`{"query":` + strconv.Quote(op) + `}`)}
+		e.Endpoint = snapshots.EndpointOf(e, nil)
+		ex = append(ex, e)
+	}
 	ex = append(ex, &snapshots.Exchange{ID: 9, Direction: snapshots.Outbound, Method: "GET", URL: "https://catalog.example/items", Endpoint: "GET /items"})
 	tests := []struct {
 		filter []string
 		want   []string
 	}{
-		{nil, []string{"/orders", "/orders/1", "/orders/2/status", "/orders", "/catalog"}},
+		{nil, []string{"/orders", "/orders/1", "/orders/2/status", "/orders", "/catalog", "/graphql?op=0", "/graphql?op=1"}},
 		{[]string{"GET /orders"}, []string{"/orders"}},
 		{[]string{"get  /orders/{id}"}, []string{"/orders/1"}},
 		{[]string{"GET /orders*"}, []string{"/orders", "/orders/1", "/orders/2/status"}},
 		{[]string{"/orders/*"}, []string{"/orders/1", "/orders/2/status"}},
 		{[]string{"* /orders"}, []string{"/orders", "/orders"}},
 		{[]string{"POST /orders", "GET /catalog"}, []string{"/orders", "/catalog"}},
+		{[]string{"POST /graphql {allBooks}"}, []string{"/graphql?op=0"}},
+		{[]string{"post  /graphql  {mutation createBook}"}, []string{"/graphql?op=1"}},
+		{[]string{"POST /graphql*"}, []string{"/graphql?op=0", "/graphql?op=1"}},
+		{[]string{"POST /graphql"}, []string{"/graphql?op=0", "/graphql?op=1"}},
+		{[]string{"/graphql"}, []string{"/graphql?op=0", "/graphql?op=1"}},
+		{[]string{"/graphql {all*}"}, []string{"/graphql?op=0"}},
+		{[]string{"* /graphql {*create*}"}, []string{"/graphql?op=1"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.filter, ","), func(t *testing.T) {
@@ -327,5 +342,26 @@ func TestCanceledRunDropsCutRequests(t *testing.T) {
 	}
 	if n := len(s.all()); n != 0 {
 		t.Errorf("%d results from requests cut by the cancellation; want none", n)
+	}
+}
+
+func TestResultsCarryOperationEndpoints(t *testing.T) {
+	body := []byte(`{"query":"query Books { allBooks { title } }"}`)
+	ex := []*snapshots.Exchange{
+		{ID: 1, Direction: snapshots.Inbound, Method: "POST", URL: "/graphql", RequestBody: body, Endpoint: "POST /graphql {Books}"},
+		{ID: 2, Direction: snapshots.Inbound, Method: "POST", URL: "/graphql", RequestBody: body}, // no endpoint recorded: computed alike
+	}
+	tg := newTarget(t, nil)
+	r := newReplayer(t, Config{Target: tg.URL, Exchanges: ex})
+	var s sink
+	if _, err := r.Run(context.Background(), LoadPlan{}, &s); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, res := range s.all() {
+		got = append(got, res.Endpoint)
+	}
+	if diff := cmp.Diff([]string{"POST /graphql {Books}", "POST /graphql {Books}"}, got); diff != "" {
+		t.Errorf("result endpoints (-want +got):\n%s", diff)
 	}
 }
