@@ -28,6 +28,7 @@ type recordOptions struct {
 	redactHeaders []string
 	bodyLimit     int64
 	endpoints     []string
+	endpointBy    []string
 	resolve       []string
 	upstreamCA    string
 	stopTimeout   time.Duration
@@ -62,6 +63,16 @@ to the snapshot SNAP, until it is stopped with Ctrl-C (SIGINT) or SIGTERM.
 At least one is needed; --inbound may be given several times. LISTEN is
 [HOST]:PORT (port 0 picks a free one; the address is printed).
 
+Each exchange is counted under its endpoint: the method and path template,
+path segments that look like ids becoming {id} ("GET /orders/{id}"), or the
+template of the first --endpoint rule that matches. An inbound GraphQL request
+is one endpoint per operation: "POST /graphql {allBooks}" names the
+operationName, else the operation's name in the query, else its first root
+field; a mutation reads "POST /graphql {mutation createBook}", a batch joins
+its operations with ",". --endpoint-by json:$.method does the same for
+JSON-RPC and other APIs behind one URL: "POST /rpc {getUser}". The rules are
+stored in the snapshot; run and compare filter and set goals by these names.
+
 On the first signal, record stops accepting, finishes the exchanges in flight,
 writes everything and prints the exchanges per endpoint. A second signal quits
 at once with exit code 1: the snapshot then keeps what was committed, all but
@@ -78,6 +89,7 @@ between the TLS terminator and the app. Capture on the app's interface
   replay record --out orders.snap --inbound :8081=http://127.0.0.1:8080 \
       --outbound 127.0.0.1:8082 --postgres 127.0.0.1:6432=127.0.0.1:5432 \
       --endpoint 'GET /orders/{id}/status' --redact-header X-Api-Key
+  replay record --out rpc.snap --inbound :8081=http://127.0.0.1:8080 --endpoint-by 'json:$.method'
   tcpdump -i lo -w orders.pcap 'tcp port 8080'   # then Ctrl-C
   replay record --from-pcap orders.pcap --port 8080 --out orders.snap`,
 		Args: exactArgs(0),
@@ -99,6 +111,7 @@ between the TLS terminator and the app. Capture on the app's interface
 	f.StringArrayVar(&opts.redactHeaders, "redact-header", nil, "also redact the values of header `NAME` (repeatable; Authorization, Cookie, Set-Cookie, Proxy-Authorization always are)")
 	f.Int64Var(&opts.bodyLimit, "body-limit", recorder.DefaultBodyLimit, "record at most `BYTES` of each body (longer ones are marked truncated; 0 records none)")
 	f.StringArrayVar(&opts.endpoints, "endpoint", nil, "endpoint template `RULE` that wins over the computed ones, e.g. 'GET /orders/{id}/status' (repeatable)")
+	addEndpointByFlag(f, &opts.endpointBy)
 	f.StringArrayVar(&opts.resolve, "resolve", nil, "for --outbound: `HOST:PORT=ADDR` dials ADDR for calls to HOST:PORT (repeatable)")
 	f.StringVar(&opts.upstreamCA, "upstream-ca", "", "also trust the CA certificates in PEM `FILE` when connecting to HTTPS upstreams")
 	f.DurationVar(&opts.stopTimeout, "stop-timeout", 10*time.Second, "on stop, how long to wait for the exchanges in flight")

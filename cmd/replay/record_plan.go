@@ -99,13 +99,17 @@ func (opts *recordOptions) planPostgres(p *recordPlan) error {
 }
 
 // planRecorded checks what is recorded of each exchange: --endpoint,
-// --redact-header and --body-limit.
+// --endpoint-by, --redact-header and --body-limit.
 func (opts *recordOptions) planRecorded(p *recordPlan) error {
 	rules, err := snapshots.ParseRules(opts.endpoints)
 	if err != nil {
 		return usagef("record: --endpoint: %v", err)
 	}
-	p.rules = rules
+	by, err := bodyRules("record", opts.endpointBy)
+	if err != nil {
+		return err
+	}
+	p.rules = append(rules, by...)
 	for _, h := range opts.redactHeaders {
 		if strings.TrimSpace(h) == "" || strings.ContainsAny(h, ": \t") {
 			return usagef("record: --redact-header %q: want a header name, e.g. X-Api-Key", h)

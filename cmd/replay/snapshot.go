@@ -109,6 +109,7 @@ type importOptions struct {
 	format    string
 	out       string
 	endpoints []string
+	by        []string // --endpoint-by
 	direction string
 	stdin     io.Reader
 	stdout    io.Writer
@@ -117,14 +118,17 @@ type importOptions struct {
 func newCmdSnapshotImport(s streams) *cobra.Command {
 	opts := &importOptions{stdin: s.in, stdout: s.out}
 	cmd := &cobra.Command{
-		Use:   "import FILE --format jsonl|har --out SNAP [--endpoint RULE]... [--direction inbound|outbound]",
+		Use:   "import FILE --format jsonl|har --out SNAP [--endpoint RULE]... [--endpoint-by json:$.PATH]... [--direction inbound|outbound]",
 		Short: "Create a snapshot from JSON Lines or a HAR file",
 		Long: `import creates the snapshot SNAP from FILE (- reads standard input): JSON Lines
 that replay snapshot export wrote, or a HAR 1.2 file from replay, Chrome,
 Firefox or a proxy. Browser entries become inbound exchanges of the service
 named by their URL; their endpoints are computed as recording does, and the
 --endpoint rules win over the computed templates (and over those a JSON
-Lines file carries). --direction outbound imports a HAR of an upstream API's
+Lines file carries). Inbound GraphQL requests get their operation
+("POST /graphql {allBooks}"), and --endpoint-by json:$.PATH names those of
+other single-URL APIs by a JSON body value ("POST /rpc {getUser}"), replacing
+the operation a file carries. --direction outbound imports a HAR of an upstream API's
 traffic as outbound exchanges, for replay mock to serve. SNAP must not exist.
 The format may be left out when FILE ends in .jsonl, .ndjson or .har.`,
 		Example: `  replay snapshot import session.har --out session.snap
@@ -154,6 +158,7 @@ The format may be left out when FILE ends in .jsonl, .ndjson or .har.`,
 	f.StringVar(&opts.format, "format", "", "`format` of FILE: jsonl or har")
 	f.StringVar(&opts.out, "out", "", "snapshot `SNAP` to create")
 	f.StringArrayVar(&opts.endpoints, "endpoint", nil, "endpoint `RULE` such as 'GET /orders/{id}/status' (METHOD may be *); repeatable")
+	addEndpointByFlag(f, &opts.by)
 	f.StringVar(&opts.direction, "direction", "", "`direction` of HAR entries from browsers and other tools: inbound (default) or outbound")
 	return cmd
 }
@@ -163,6 +168,11 @@ func importRun(ctx context.Context, opts *importOptions) error {
 	if err != nil {
 		return usageError{err}
 	}
+	by, err := bodyRules("snapshot import", opts.by)
+	if err != nil {
+		return err
+	}
+	rules = append(rules, by...)
 	in := opts.stdin
 	if opts.input != "-" {
 		f, err := os.Open(opts.input)
