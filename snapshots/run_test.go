@@ -51,7 +51,7 @@ func TestRunRoundTrip(t *testing.T) {
 	}
 	ended := started.Add(31 * time.Second)
 	wiring := &Wiring{SQLAddr: "127.0.0.1:6543", SQLApp: "replay-baseline", SQLConnections: 2,
-		SQLClients: []SQLClient{{App: "replay-baseline", Connections: 2, Statements: 12345}}, Mocked: true, MockCalls: 40, RecordedCalls: 7}
+		SQLClients: []SQLClient{{App: "replay-baseline", Connections: 2, Statements: 12345}}, MockAddr: "127.0.0.1:4000", MockCalls: 40, RecordedCalls: 7}
 	if err := w.Close(RunInfo{Ended: ended, MockMisses: 3, Statements: 12345, Wiring: wiring, Settings: map[string]string{"vus": "10"}}); err != nil {
 		t.Fatal(err)
 	}

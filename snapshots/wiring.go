@@ -18,9 +18,9 @@ type Wiring struct {
 	// SQLClients counts connections and statements per application_name
 	// the clients gave at startup ("" for none), by name.
 	SQLClients []SQLClient `json:"sql_clients,omitempty"`
-	// Mocked says the run had a mock; the mock fields below mean nothing
-	// without one.
-	Mocked bool `json:"mocked,omitempty"`
+	// MockAddr is the address of the run's mock; empty when nothing was
+	// mocked, and then the mock fields below mean nothing.
+	MockAddr string `json:"mock_addr,omitempty"`
 	// MockCalls counts the requests to mocked services the mock received,
 	// answered or missed (RunInfo.MockMisses counts the misses among them);
 	// calls to services it does not mock are not counted.
