@@ -62,10 +62,11 @@ const (
 type Comparison struct {
 	// Baseline and Candidate are the two summaries compared.
 	Baseline, Candidate *Summary
-	// Verdict is the overall verdict: Regression when any endpoint
-	// regressed; else Improvement when any improved; else Unchanged when at
-	// least one endpoint was judged unchanged; else (nothing conclusive, or
-	// no endpoints) Inconclusive.
+	// Verdict is the overall verdict: Inconclusive when the runs have
+	// wiring Faults; else Regression when any endpoint regressed; else
+	// Improvement when any improved; else Unchanged when at least one
+	// endpoint was judged unchanged; else (nothing conclusive, or no
+	// endpoints) Inconclusive.
 	Verdict Verdict
 	// Endpoints are the endpoints of either run, regressions first, then
 	// improvements, inconclusive and unchanged ones; busiest first within
@@ -81,6 +82,11 @@ type Comparison struct {
 	MockMisses [2]int64
 	// Notes are run-level observations, one sentence each (e.g. mock misses).
 	Notes []string
+	// Faults are the wiring faults of the two runs (CompareFaults): a build
+	// that did not use its own SQL counter or mock. With any, Verdict is
+	// Inconclusive whatever the endpoints' verdicts: the figures do not
+	// measure what they claim.
+	Faults []Fault
 	// Options are the options used, defaults filled in.
 	Options CompareOptions
 }
@@ -224,6 +230,9 @@ func Compare(base, cand *Summary, opts CompareOptions) (*Comparison, error) {
 	case c.Counts[Unchanged] > 0:
 		c.Verdict = Unchanged
 	default:
+		c.Verdict = Inconclusive
+	}
+	if c.Faults = CompareFaults(base.Info, cand.Info); len(c.Faults) > 0 {
 		c.Verdict = Inconclusive
 	}
 	if d := c.MockMisses[1] - c.MockMisses[0]; d > 0 {

@@ -232,6 +232,20 @@ func TestWiringEnviron(t *testing.T) {
 			want:  []string{"HOME=/root", "DATABASE_URL=postgres://u@db:5432/x", "PGHOST=db", "PGPORT=5432", "HTTP_PROXY=http://corp:3128", "DB=postgres://localhost:5432/x", "PORT=8081", "REPLAY_SQLCOUNT_ADDR=127.0.0.1:7000"},
 		},
 		{
+			name:  "LISTEN, the address record taught, goes to this side's counter",
+			w:     Wiring{Postgres: "db:5432", SQLCount: "127.0.0.1:6544", Listen: "127.0.0.1:6543", App: "replay-candidate"},
+			extra: []string{"DATABASE_URL=postgres://u@127.0.0.1:6543/x", "PGHOST=127.0.0.1", "PGPORT=6543", "OTHER=127.0.0.1:65430"},
+			want: []string{"HOME=/root", "DATABASE_URL=postgres://u@127.0.0.1:6544/x", "PGHOST=127.0.0.1", "PGPORT=6544", "HTTP_PROXY=http://corp:3128", "OTHER=127.0.0.1:65430",
+				"PORT=8081", "REPLAY_SQLCOUNT_ADDR=127.0.0.1:6544", "PGAPPNAME=replay-candidate"},
+		},
+		{
+			name:  "the counter at LISTEN itself: unchanged; PGAPPNAME given wins",
+			w:     Wiring{Postgres: "db:5432", SQLCount: "127.0.0.1:6543", Listen: "127.0.0.1:6543", App: "replay-baseline"},
+			extra: []string{"DATABASE_URL=postgres://u@127.0.0.1:6543/x", "PGAPPNAME=orders"},
+			want: []string{"HOME=/root", "DATABASE_URL=postgres://u@127.0.0.1:6543/x", "PGHOST=127.0.0.1", "PGPORT=6543", "HTTP_PROXY=http://corp:3128", "PGAPPNAME=orders",
+				"PORT=8081", "REPLAY_SQLCOUNT_ADDR=127.0.0.1:6543"},
+		},
+		{
 			name: "proxy replaces the corporate one",
 			w:    Wiring{Proxy: "127.0.0.1:9000"},
 			want: []string{"HOME=/root", "DATABASE_URL=postgres://u@db:5432/x", "PGHOST=db", "PGPORT=5432", "HTTP_PROXY=http://127.0.0.1:9000", "PORT=8081",

@@ -22,6 +22,17 @@ type Wiring struct {
 	// (the upstream of --postgres); SQLCount is the address of the SQL
 	// counter in front of it. Both empty: no database rewriting.
 	Postgres, SQLCount string
+	// Listen is an address the build's environment may name for the SQL
+	// counter out of habit: LISTEN of `--postgres LISTEN=HOST:PORT`, where
+	// `record` had the app connect. It is rewritten to SQLCount like
+	// Postgres, so that each side of a comparison reaches its own counter.
+	// Empty: none.
+	Listen string
+	// App is the application_name the build's PostgreSQL clients give
+	// (PGAPPNAME, which libpq and pgx honour), so that a counter can tell
+	// which build connected; set only when the environment sets no
+	// PGAPPNAME. Empty: not set.
+	App string
 }
 
 // Environ returns the environment of a build listening on port: base (e.g.
@@ -36,11 +47,14 @@ type Wiring struct {
 //     (system roots plus replay's CA), NODE_EXTRA_CA_CERTS to the CA alone;
 //   - with a SQL counter: every variable whose value contains the
 //     --postgres upstream HOST:PORT exactly (DATABASE_URL inherited or
-//     given, any other given one) gets that text replaced by the counter's
-//     HOST:PORT; PGHOST and PGPORT are rewritten when they name the upstream
-//     host and port; and REPLAY_SQLCOUNT_ADDR is set to the counter's
-//     address. A URL naming the server differently (another host name, or
-//     no port for 5432) is left alone: give it with --env.
+//     given, any other given one), or the Listen address, gets that text
+//     replaced by the counter's HOST:PORT (not where a digit follows it:
+//     127.0.0.1:543 is not in 127.0.0.1:5432); PGHOST and PGPORT are
+//     rewritten when they name the upstream or Listen host and port;
+//     REPLAY_SQLCOUNT_ADDR is set to the counter's address, and PGAPPNAME to
+//     App unless the environment sets it. A URL naming the server
+//     differently (another host name, or no port for 5432) is left alone:
+//     give it with --env.
 //
 // Later entries win; the result has one entry per name.
 func (w Wiring) Environ(base, extra []string, port int) []string {
@@ -66,22 +80,64 @@ func (w Wiring) Environ(base, extra []string, port int) []string {
 		env.set("NODE_EXTRA_CA_CERTS", w.CACert)
 	}
 	if w.Postgres != "" && w.SQLCount != "" {
-		for i, kv := range env.kvs {
-			k, v, _ := strings.Cut(kv, "=")
-			if strings.Contains(v, w.Postgres) {
-				env.kvs[i] = k + "=" + strings.ReplaceAll(v, w.Postgres, w.SQLCount)
-			}
-		}
-		uh, up, err1 := net.SplitHostPort(w.Postgres)
-		ch, cp, err2 := net.SplitHostPort(w.SQLCount)
-		if err1 == nil && err2 == nil && env.get("PGHOST") == uh && env.get("PGPORT") == up {
-			env.set("PGHOST", ch)
-			env.set("PGPORT", cp)
-		}
-		env.set("REPLAY_SQLCOUNT_ADDR", w.SQLCount)
+		w.rewriteDatabase(env)
 	}
 	return env.kvs
 }
+
+// rewriteDatabase points the database variables of env at the SQL counter.
+func (w Wiring) rewriteDatabase(env *envList) {
+	from := []string{w.Postgres}
+	if w.Listen != "" && w.Listen != w.SQLCount {
+		from = append(from, w.Listen)
+	}
+	for i, kv := range env.kvs {
+		k, v, _ := strings.Cut(kv, "=")
+		if nv := replaceAddrs(v, from, w.SQLCount); nv != v {
+			env.kvs[i] = k + "=" + nv
+		}
+	}
+	ch, cp, err := net.SplitHostPort(w.SQLCount)
+	for _, a := range from {
+		h, p, err2 := net.SplitHostPort(a)
+		if err == nil && err2 == nil && env.get("PGHOST") == h && env.get("PGPORT") == p {
+			env.set("PGHOST", ch)
+			env.set("PGPORT", cp)
+			break
+		}
+	}
+	env.set("REPLAY_SQLCOUNT_ADDR", w.SQLCount)
+	if w.App != "" && env.get("PGAPPNAME") == "" {
+		env.set("PGAPPNAME", w.App)
+	}
+}
+
+// replaceAddrs replaces in v every occurrence of an address of from that
+// no digit follows (a longer port) with to, in one pass: what it writes is
+// not searched again.
+func replaceAddrs(v string, from []string, to string) string {
+	var b strings.Builder
+	i := 0
+	for i < len(v) {
+		n := 0
+		for _, a := range from {
+			if strings.HasPrefix(v[i:], a) && (i+len(a) == len(v) || !isDigit(v[i+len(a)])) {
+				n = len(a)
+				break
+			}
+		}
+		if n == 0 {
+			b.WriteByte(v[i])
+			i++
+			continue
+		}
+		b.WriteString(to)
+		i += n
+	}
+	return b.String()
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // envList is an environment with one entry per name, in order.
 type envList struct {

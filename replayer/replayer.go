@@ -256,6 +256,16 @@ func (r *Replayer) Endpoints() []string {
 	return sortedKeys(m)
 }
 
+// ExchangeIDs returns the recorded IDs of the exchanges replayed, after
+// filtering, in the order they are sent.
+func (r *Replayer) ExchangeIDs() []int64 {
+	ids := make([]int64, len(r.templates))
+	for i, t := range r.templates {
+		ids[i] = t.id
+	}
+	return ids
+}
+
 // Position returns how many requests of the sequence Run has taken so far
 // (across calls); the next one is request Position() % Requests().
 func (r *Replayer) Position() int64 { return r.cursor.Load() }

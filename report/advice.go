@@ -90,6 +90,9 @@ func runOutcome(r *RunReport, q quoter) string {
 			missed = append(missed, q(g.Goal))
 		}
 	}
+	if n := len(r.Faults()); n > 0 {
+		success += fmt.Sprintf("; ⚠️ %s (below): the figures are not all the build's", plural(n, "wiring fault"))
+	}
 	switch {
 	case len(missed) > 0:
 		return fmt.Sprintf("❌ Failed: %d of %s missed (%s); %s", len(missed), plural(len(r.Goals), "goal"), strings.Join(missed, ", "), success)
@@ -102,6 +105,9 @@ func runOutcome(r *RunReport, q quoter) string {
 // runNext says what to do after a run.
 func runNext(r *RunReport, q quoter) []string {
 	var next []string
+	if len(r.Faults()) > 0 {
+		next = append(next, "Fix the wiring faults first (each says how), then run again.")
+	}
 	for _, g := range r.Goals {
 		switch {
 		case g.Passed:
@@ -203,6 +209,9 @@ func comparisonOutcome(r *ComparisonReport, q quoter) string {
 	if len(missed) > 0 {
 		goals = fmt.Sprintf("; goals missed: %s", strings.Join(missed, ", "))
 	}
+	if len(c.Faults) > 0 {
+		return fmt.Sprintf("⚠️ Inconclusive: the builds did not use their own SQL counter or mock (%s, below); no verdict until they do", plural(len(c.Faults), "wiring fault")) + goals
+	}
 	inconclusive := ""
 	if n := c.Counts[analyzer.Inconclusive]; n > 0 {
 		inconclusive = fmt.Sprintf(" (%d inconclusive)", n)
@@ -228,6 +237,10 @@ func comparisonOutcome(r *ComparisonReport, q quoter) string {
 func comparisonNext(r *ComparisonReport, q quoter) []string {
 	c := r.Comparison
 	var next []string
+	if len(c.Faults) > 0 {
+		// Advice from figures that are not the builds' own would mislead.
+		return []string{"Fix the wiring faults first (each says how), then re-run the comparison: until each build uses its own SQL counter and mock, its figures are not its own."}
+	}
 	for _, e := range c.Endpoints {
 		if e.Verdict != analyzer.Regression {
 			continue

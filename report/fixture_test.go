@@ -156,3 +156,27 @@ func unchangedFixture(t testing.TB) *ComparisonReport {
 	}
 	return &ComparisonReport{Comparison: c}
 }
+
+// miswiredFixture is the comparison of issue 11: both builds pointed at the
+// baseline's SQL counter, so the candidate's counter saw nothing and its
+// N+1 landed in the baseline's; its mock was never called either.
+func miswiredFixture(t testing.TB) *ComparisonReport {
+	bi, ci := info("baseline", "http://127.0.0.1:41001", 0), info("candidate", "http://127.0.0.1:41002", 0)
+	bi.Wiring = &snapshots.Wiring{SQLAddr: "127.0.0.1:6543", SQLApp: "replay-baseline", SQLConnections: 8,
+		SQLClients: []snapshots.SQLClient{{App: "replay-baseline", Connections: 4, Statements: 2100}, {App: "replay-candidate", Connections: 4, Statements: 41000}},
+		MockAddr:   "127.0.0.1:40001", MockCalls: 500, RecordedCalls: 20}
+	ci.Wiring = &snapshots.Wiring{SQLAddr: "127.0.0.1:6544", SQLApp: "replay-candidate",
+		MockAddr: "127.0.0.1:40002", RecordedCalls: 20}
+	base := fixtureSummary(t, bi, fixtureResults(2000, 11, true, baseEndpoints()))
+	slow := baseEndpoints()
+	for i := range slow {
+		slow[i].sql = []snapshots.SQLCount{}
+	}
+	slow[0].extra = 10 * ms
+	cand := fixtureSummary(t, ci, fixtureResults(2000, 12, false, slow))
+	c, err := analyzer.Compare(base, cand, analyzer.CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &ComparisonReport{Comparison: c}
+}

@@ -128,7 +128,7 @@ func bar(v, largest float64) string {
 func RunHTML(w io.Writer, r *RunReport) error {
 	s := r.Summary
 	p := htmlPage{Style: template.CSS(htmlStyle), Ran: "Ran: " + runRan(s, plain), Outcome: trimEmoji(runOutcome(r, plain)),
-		Class: "good", Goals: htmlGoals(r.Goals), Notes: runNotes(s), Artifacts: r.Artifacts, Next: runNext(r, plain)}
+		Class: "good", Goals: htmlGoals(r.Goals), Notes: append(faultNotes(r.Faults()), runNotes(s)...), Artifacts: r.Artifacts, Next: runNext(r, plain)}
 	if !r.Passed() {
 		p.Class = "bad"
 	}
@@ -150,7 +150,7 @@ func RunHTML(w io.Writer, r *RunReport) error {
 func ComparisonHTML(w io.Writer, r *ComparisonReport) error {
 	c := r.Comparison
 	p := htmlPage{Style: template.CSS(htmlStyle), Ran: "Ran: " + comparisonRan(c, plain), Outcome: trimEmoji(comparisonOutcome(r, plain)),
-		Goals: htmlGoals(r.Goals), Notes: c.Notes, Artifacts: r.Artifacts, Next: comparisonNext(r, plain),
+		Goals: htmlGoals(r.Goals), Notes: append(faultNotes(c.Faults), c.Notes...), Artifacts: r.Artifacts, Next: comparisonNext(r, plain),
 		Method: fmt.Sprintf("Intervals: %s%% bootstrap, %s.", analyzer.FormatCount(100*c.Options.Confidence), method(c))}
 	switch {
 	case !r.Passed():

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/replaykit/replay/analyzer"
+	"github.com/replaykit/replay/snapshots"
 )
 
 // RunDocument is the JSON of a run report (replay run --format json). Keys
@@ -25,6 +26,9 @@ type RunDocument struct {
 	Goals         []GoalDocument     `json:"goals"`
 	Endpoints     []EndpointDocument `json:"endpoints"`
 	Artifacts     []ArtifactDocument `json:"artifacts"`
+	// Wiring lists the run's wiring faults (analyzer.RunFaults); absent
+	// when there are none.
+	Wiring []FaultDocument `json:"wiring,omitempty"`
 }
 
 // LatencyDocument holds latency figures in milliseconds: from the intended
@@ -52,6 +56,9 @@ type RunInfoDocument struct {
 	Settings   map[string]string `json:"settings"`
 	Statements int64             `json:"statements"`
 	MockMisses int64             `json:"mock_misses"`
+	// Wiring is what the run's mock and SQL counter saw of the builds
+	// (snapshots.Wiring); absent in run files that did not record it.
+	Wiring *snapshots.Wiring `json:"wiring,omitempty"`
 }
 
 // GoalDocument is one goal's outcome.
@@ -126,6 +133,7 @@ func NewRunDocument(r *RunReport) RunDocument {
 		Goals:           goalDocs(r.Goals),
 		Endpoints:       []EndpointDocument{},
 		Artifacts:       artifactDocs(r.Artifacts),
+		Wiring:          faultDocs(r.Faults()),
 	}
 	for _, e := range s.Endpoints {
 		d.Endpoints = append(d.Endpoints, endpointDoc(e))
@@ -153,7 +161,7 @@ func latencyDoc(e *analyzer.EndpointSummary) LatencyDocument {
 
 func runInfoDoc(s *analyzer.Summary) RunInfoDocument {
 	i := s.Info
-	d := RunInfoDocument{Name: i.Name, Snapshot: i.Snapshot, Target: i.Target, Settings: i.Settings, Statements: i.Statements, MockMisses: i.MockMisses}
+	d := RunInfoDocument{Name: i.Name, Snapshot: i.Snapshot, Target: i.Target, Settings: i.Settings, Statements: i.Statements, MockMisses: i.MockMisses, Wiring: i.Wiring}
 	if d.Settings == nil {
 		d.Settings = map[string]string{}
 	}
@@ -238,6 +246,9 @@ type ComparisonDocument struct {
 	Baseline   RunInfoDocument              `json:"baseline_run"`
 	Candidate  RunInfoDocument              `json:"candidate_run"`
 	Artifacts  []ArtifactDocument           `json:"artifacts"`
+	// Wiring lists the comparison's wiring faults (analyzer.Comparison.Faults);
+	// absent when there are none. With any, the verdict is inconclusive.
+	Wiring []FaultDocument `json:"wiring,omitempty"`
 }
 
 // MockMissesDocument counts the mock's misses on each side.
@@ -339,6 +350,7 @@ func NewComparisonDocument(r *ComparisonReport) ComparisonDocument {
 		Baseline:  runInfoDoc(c.Baseline),
 		Candidate: runInfoDoc(c.Candidate),
 		Artifacts: artifactDocs(r.Artifacts),
+		Wiring:    faultDocs(c.Faults),
 	}
 	for k, v := range c.Counts {
 		d.Counts[k] = v

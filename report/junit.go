@@ -128,6 +128,7 @@ func RunJUnit(w io.Writer, r *RunReport) error {
 		eps.add(c)
 	}
 	ss.add(eps)
+	ss.add(wiringSuite(r.Faults()))
 	return writeXML(w, ss)
 }
 
@@ -151,5 +152,6 @@ func ComparisonJUnit(w io.Writer, r *ComparisonReport) error {
 	}
 	ss.add(eps)
 	ss.add(goalSuite("replay.goals", r.Goals))
+	ss.add(wiringSuite(c.Faults))
 	return writeXML(w, ss)
 }

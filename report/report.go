@@ -127,8 +127,13 @@ type RunReport struct {
 }
 
 // Passed reports whether every goal passed (true when there are none): the
-// CLI exits 99 otherwise.
+// CLI exits 99 otherwise. Wiring faults (Faults) are shown, not failed: a
+// run judges its goals alone.
 func (r *RunReport) Passed() bool { return analyzer.AllPassed(r.Goals) }
+
+// Faults are the run's wiring faults (analyzer.RunFaults): a build that did
+// not use its SQL counter or mock.
+func (r *RunReport) Faults() []analyzer.Fault { return analyzer.RunFaults(r.Summary.Info) }
 
 // ComparisonReport is what a comparison report shows.
 type ComparisonReport struct {
@@ -140,10 +145,12 @@ type ComparisonReport struct {
 	Artifacts []Artifact
 }
 
-// Passed reports whether there was no regression and every goal passed:
-// the CLI exits 99 otherwise.
+// Passed reports whether there was no regression, every goal passed and
+// the runs have no wiring faults: the CLI exits 99 on a regression or a
+// missed goal, 1 on a wiring fault (the comparison then measured nothing
+// it can vouch for).
 func (r *ComparisonReport) Passed() bool {
-	return r.Comparison.Verdict != analyzer.Regression && analyzer.AllPassed(r.Goals)
+	return r.Comparison.Verdict != analyzer.Regression && analyzer.AllPassed(r.Goals) && len(r.Comparison.Faults) == 0
 }
 
 // WriteRun renders a run report in format f.

@@ -45,6 +45,7 @@ func TestGolden(t *testing.T) {
 	run := runFixture(t)
 	cmpReport := comparisonFixture(t)
 	same := unchangedFixture(t)
+	miswired := miswiredFixture(t)
 	for _, f := range Formats() {
 		t.Run(string(f), func(t *testing.T) {
 			var b bytes.Buffer
@@ -63,8 +64,35 @@ func TestGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 				golden(t, "compare-unchanged"+f.Ext()+".golden", b.Bytes())
+				b.Reset()
+				if err := WriteComparison(&b, f, miswired); err != nil {
+					t.Fatal(err)
+				}
+				golden(t, "compare-miswired"+f.Ext()+".golden", b.Bytes())
 			}
 		})
+	}
+}
+
+// TestMiswiredFixture: a comparison with wiring faults has no clean
+// verdict, does not pass, and every format names each fault.
+func TestMiswiredFixture(t *testing.T) {
+	r := miswiredFixture(t)
+	c := r.Comparison
+	if c.Verdict != analyzer.Inconclusive || r.Passed() || len(c.Faults) != 3 {
+		t.Fatalf("verdict %s, passed %v, faults %q; want inconclusive, not passed, 3 faults", c.Verdict, r.Passed(), c.Faults)
+	}
+	for _, f := range Formats() {
+		var b bytes.Buffer
+		if err := WriteComparison(&b, f, r); err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range c.Faults {
+			// HTML and XML escape the apostrophes; the address is enough.
+			if want := x.Text[strings.Index(x.Text, "("):strings.Index(x.Text, ")")]; !strings.Contains(b.String(), want) {
+				t.Errorf("%s lacks fault %q", f, x.Text)
+			}
+		}
 	}
 }
 

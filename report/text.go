@@ -22,6 +22,7 @@ func RunText(w io.Writer, r *RunReport) error {
 	}
 	o := s.Overall
 	e.printf("Result: %s · success rate %s (%s of %s failed)\n", result, analyzer.FormatPercent(o.SuccessRate), count(o.Failed), count(o.Requests))
+	writeFaultsText(e, r.Faults(), "run again")
 	writeGoalsText(e, "Goals", r.Goals)
 	e.println("")
 	e.println("Endpoints (busiest first)")
@@ -83,6 +84,7 @@ func ComparisonText(w io.Writer, r *ComparisonReport) error {
 	c := r.Comparison
 	e.println("Ran:     " + comparisonRan(c, plain))
 	e.println("Verdict: " + strings.ToUpper(string(c.Verdict)) + " · " + trimEmoji(comparisonOutcome(r, plain)))
+	writeFaultsText(e, c.Faults, "compare again")
 	e.println("")
 	t := newTable([]string{"ENDPOINT", "BASE p95/p99 ms", "CAND p95/p99 ms", "p95 CHANGE", "SQL/REQ", "VERDICT"}, 1, 2, 3)
 	for _, x := range c.Endpoints {

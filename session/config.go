@@ -90,6 +90,12 @@ type Postgres struct {
 	// UpstreamTLS, when set, encrypts every connection to the server; nil
 	// speaks in the clear.
 	UpstreamTLS *tls.Config
+	// Listen is an address the builds' environment may name for the
+	// counter out of habit: LISTEN of `--postgres LISTEN=HOST:PORT`, where
+	// `record` had the app connect. Each side's build has it rewritten to
+	// its own counter's address, like Upstream (replayer.Wiring.Listen), so
+	// that both sides do not share one counter. Empty: none.
+	Listen string
 }
 
 // SideConfig is one side: the build and what is particular to it.

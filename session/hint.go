@@ -30,6 +30,10 @@ func (s *Side) WriteStartHint(w io.Writer) {
 	}
 	if addr := s.SQLAddr(); addr != "" {
 		fmt.Fprintf(w, "%ssqlcount: counting SQL on %s in front of %s; point %s's database at %s\n", prefix, addr, s.wiring.Postgres, build, addr)
+		if s.wiring.App != "" {
+			// The counter tells the builds apart by it (analyzer.CompareFaults).
+			parts = append(parts, "PGAPPNAME="+s.wiring.App)
+		}
 	}
 	if len(parts) > 0 {
 		fmt.Fprintf(w, "start %s with:\n  %s\n", started, strings.Join(parts, " "))

@@ -9,10 +9,13 @@ import (
 )
 
 // Notices say what a user should look at after a run, one sentence each:
-// a target that fell behind the open model, mock misses. (--max-inflight
+// wiring faults, a target that fell behind the open model, mock misses. (--max-inflight
 // is named as the CLI's flag.)
 func (r *RunResult) Notices() []string {
 	var out []string
+	for _, f := range r.Report.Faults() {
+		out = append(out, "wiring: "+f.Text)
+	}
 	if st := r.Stats; st.NotSent > 0 || st.Late > 0 {
 		out = append(out, fmt.Sprintf("the target fell behind the open model: all %d allowed requests were in flight (--max-inflight), so %d requests started late (up to %s after their intended start) and %d could not be sent at all (failed as %q); latency counts from the intended start",
 			st.MaxInFlight, st.Late, st.MaxLate.Round(time.Millisecond), st.NotSent, "not sent: target stalled"))
@@ -23,11 +26,15 @@ func (r *RunResult) Notices() []string {
 	return out
 }
 
-// Notices say what a user should look at after a comparison: each side's
+// Notices say what a user should look at after a comparison: wiring
+// faults (analyzer.CompareFaults), each side's
 // mock misses, with the closest recorded requests (indented lines), and a
 // side that fell behind the open model.
 func (r *CompareResult) Notices() []string {
 	var out []string
+	for _, f := range r.Report.Comparison.Faults {
+		out = append(out, "wiring: "+f.Text)
+	}
 	stats := [2]replayer.Stats{r.Stats.Baseline, r.Stats.Candidate}
 	for i, s := range r.Sides {
 		if n := s.MockMisses(); n > 0 {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaykit/replay/internal/pgtest"
 	"github.com/replaykit/replay/internal/redact"
 	"github.com/replaykit/replay/mock"
 	"github.com/replaykit/replay/replayer"
@@ -24,14 +25,18 @@ import (
 const envServe = "REPLAY_SESSION_TEST_SERVE"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envServe) == "1" {
+	switch os.Getenv(envServe) {
+	case "1":
 		fmt.Println("build listening on", os.Getenv("PORT"))
 		http.ListenAndServe("127.0.0.1:"+os.Getenv("PORT"), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprint(w, "ok")
 		}))
 		os.Exit(1)
+	case "sql":
+		serveSQL() // wiring_test.go
+		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 func inbound(paths ...string) []*snapshots.Exchange {

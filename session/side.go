@@ -161,7 +161,10 @@ func (s *Side) startSQLCounter(ctx context.Context, pg *Postgres) error {
 		defer close(s.sqlDone)
 		p.Serve(sctx, l)
 	}()
-	s.wiring.Postgres, s.wiring.SQLCount = pg.Upstream, s.sqlAddr
+	s.wiring.Postgres, s.wiring.SQLCount, s.wiring.Listen = pg.Upstream, s.sqlAddr, pg.Listen
+	if s.paired {
+		s.wiring.App = "replay-" + s.sc.Name
+	}
 	return nil
 }
 
@@ -224,6 +227,7 @@ func (s *Side) finish(st replayer.Stats) error {
 	if s.sql != nil {
 		s.info.Statements = s.sql.Stats().Statements
 	}
+	s.info.Wiring = s.wiringFacts()
 	stallSettings(s.info.Settings, st)
 	w := s.run
 	s.run = nil

@@ -32,6 +32,9 @@ type RunInfo struct {
 	// Statements counts SQL statements seen by the counter in total,
 	// attributed or not.
 	Statements int64
+	// Wiring is what the run's mock and SQL counter saw of the builds that
+	// used them; nil in run files written before replay recorded it.
+	Wiring *Wiring
 }
 
 // RunWriter streams results into a new run file. Like Writer, it commits
@@ -106,9 +109,9 @@ func (w *RunWriter) Add(r *Result) {
 	w.b.add(r)
 }
 
-// Close writes info (its Ended, MockMisses, Statements and Settings
-// replace those given to CreateRun; a zero Ended means now, nil Settings
-// keep the earlier ones), commits and closes the file.
+// Close writes info (its Ended, MockMisses, Statements, Wiring and
+// Settings replace those given to CreateRun; a zero Ended means now, nil
+// Settings or Wiring keep the earlier ones), commits and closes the file.
 func (w *RunWriter) Close(info RunInfo) error {
 	err := w.b.close()
 	final := w.info
@@ -118,6 +121,9 @@ func (w *RunWriter) Close(info RunInfo) error {
 	}
 	final.MockMisses = info.MockMisses
 	final.Statements = info.Statements
+	if info.Wiring != nil {
+		final.Wiring = info.Wiring
+	}
 	if info.Settings != nil {
 		final.Settings = info.Settings
 	}
@@ -236,6 +242,13 @@ func writeRunInfo(db *sql.DB, info RunInfo, base int64) error {
 		{"mock_misses", strconv.FormatInt(info.MockMisses, 10)},
 		{"statements", strconv.FormatInt(info.Statements, 10)},
 		{"base_ns", strconv.FormatInt(base, 10)},
+	}
+	if info.Wiring != nil {
+		b, err := json.Marshal(info.Wiring)
+		if err != nil {
+			return fmt.Errorf("store run info: %w", err)
+		}
+		kv = append(kv, [2]string{"wiring", string(b)})
 	}
 	tx, err := db.Begin()
 	if err != nil {

@@ -50,7 +50,9 @@ func TestRunRoundTrip(t *testing.T) {
 		want = append(want, r)
 	}
 	ended := started.Add(31 * time.Second)
-	if err := w.Close(RunInfo{Ended: ended, MockMisses: 3, Statements: 12345, Settings: map[string]string{"vus": "10"}}); err != nil {
+	wiring := &Wiring{SQLAddr: "127.0.0.1:6543", SQLApp: "replay-baseline", SQLConnections: 2,
+		SQLClients: []SQLClient{{App: "replay-baseline", Connections: 2, Statements: 12345}}, MockAddr: "127.0.0.1:4000", MockCalls: 40, RecordedCalls: 7}
+	if err := w.Close(RunInfo{Ended: ended, MockMisses: 3, Statements: 12345, Wiring: wiring, Settings: map[string]string{"vus": "10"}}); err != nil {
 		t.Fatal(err)
 	}
 	r, err := OpenRun(path)
@@ -59,7 +61,7 @@ func TestRunRoundTrip(t *testing.T) {
 	}
 	defer r.Close()
 	wantInfo := info
-	wantInfo.Ended, wantInfo.MockMisses, wantInfo.Statements = ended, 3, 12345
+	wantInfo.Ended, wantInfo.MockMisses, wantInfo.Statements, wantInfo.Wiring = ended, 3, 12345, wiring
 	wantInfo.Settings = map[string]string{"vus": "10"}
 	if diff := cmp.Diff(wantInfo, r.Info()); diff != "" {
 		t.Errorf("info (-want +got):\n%s", diff)

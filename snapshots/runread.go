@@ -68,6 +68,11 @@ func readRunInfo(db *sql.DB) (info RunInfo, base int64, err error) {
 			info.Statements = n
 		case "base_ns":
 			base = n
+		case "wiring":
+			info.Wiring = new(Wiring)
+			if err := json.Unmarshal([]byte(v), info.Wiring); err != nil {
+				return info, 0, fmt.Errorf("read run info: wiring: %w", err)
+			}
 		}
 	}
 	if err := rows.Err(); err != nil {

@@ -68,6 +68,9 @@ func (p *Proxy) handle(ctx context.Context, client net.Conn, loops *loops) {
 		p.forwardCancel(ctx, startup, log)
 		return
 	}
+	p.conns.Add(1)
+	app := p.clients.get(startupApp(startup))
+	app.connections.Add(1)
 
 	d := net.Dialer{Timeout: p.dialTimeout}
 	server, err := d.DialContext(ctx, "tcp", p.upstream)
@@ -95,6 +98,7 @@ func (p *Proxy) handle(ctx context.Context, client net.Conn, loops *loops) {
 	}
 
 	s := newSession(p, id)
+	s.app = app
 	var cerr, serr error
 	relayed := false
 	// An event loop relays sockets; a TLS side needs its conn's own reads

@@ -59,6 +59,8 @@ type Proxy struct {
 	tracker    *tracker
 	statements atomic.Int64
 	connSeq    atomic.Int64
+	conns      atomic.Int64 // connections past their startup, cancel requests not counted
+	clients    clients
 	bufs       sync.Pool
 
 	// goroutinesOnly relays every connection with goroutines, never an
@@ -70,6 +72,12 @@ type Proxy struct {
 type Stats struct {
 	// Statements is the number of statements completed.
 	Statements int64
+	// Connections is the number of client connections whose startup the
+	// proxy read (cancel requests not counted), relayed or not.
+	Connections int64
+	// Clients holds the totals per application_name the clients gave at
+	// startup, by name: which programs used the proxy.
+	Clients []ClientStats
 	// Fingerprints holds the totals per fingerprint, the most frequent
 	// first (ties in fingerprint order).
 	Fingerprints []FingerprintStats
@@ -175,7 +183,7 @@ func (p *Proxy) End(id int64) []snapshots.SQLCount { return p.tracker.end(id) }
 
 // Stats returns the totals so far.
 func (p *Proxy) Stats() Stats {
-	st := Stats{Statements: p.statements.Load()}
+	st := Stats{Statements: p.statements.Load(), Connections: p.conns.Load(), Clients: p.clients.all()}
 	for _, fp := range p.fps.all() {
 		n := fp.count.Load()
 		if n == 0 {
@@ -196,10 +204,14 @@ func (p *Proxy) Stats() Stats {
 }
 
 // record counts a completed statement, attributes it and reports it.
-func (p *Proxy) record(conn int64, st stmtRef, proto string, win *window, start, end time.Time, rows int64, tag []byte, errText string) {
+func (p *Proxy) record(s *session, st stmtRef, proto string, win *window, start, end time.Time, rows int64, tag []byte, errText string) {
 	d := max(end.Sub(start), 0)
 	st.fp.add(d)
 	p.statements.Add(1)
+	if s.app != nil {
+		s.app.statements.Add(1)
+	}
+	conn := s.conn
 	var exch int64
 	if st.fp.text != "" {
 		// An empty query is a pool's liveness ping ("-- ping", ";"): the

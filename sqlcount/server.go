@@ -153,7 +153,7 @@ func (v *serverSide) complete(tag []byte, errText string) {
 		}
 	}
 	v.lastDone = v.now
-	v.s.p.record(v.s.conn, st, proto, win, start, v.now, rows, tag, errText)
+	v.s.p.record(v.s, st, proto, win, start, v.now, rows, tag, errText)
 }
 
 // error handles an ErrorResponse: it completes the statement it is for, if
@@ -197,7 +197,7 @@ func (v *serverSide) error(body []byte) {
 		start = v.lastDone
 	}
 	v.lastDone = v.now
-	v.s.p.record(v.s.conn, st, snapshots.ProtocolExtended, win, start, v.now, 0, nil, v.errorText(body))
+	v.s.p.record(v.s, st, snapshots.ProtocolExtended, win, start, v.now, 0, nil, v.errorText(body))
 }
 
 // errorText renders an ErrorResponse as "SQLSTATE: message".
@@ -261,7 +261,7 @@ func (v *serverSide) finishSuspended(bind uint64) {
 		return
 	}
 	delete(v.suspended, bind)
-	v.s.p.record(v.s.conn, sp.st, snapshots.ProtocolExtended, sp.win, sp.start, v.now, sp.rows, nil, "")
+	v.s.p.record(v.s, sp.st, snapshots.ProtocolExtended, sp.win, sp.start, v.now, sp.rows, nil, "")
 }
 
 // tagRows returns the row count of a command tag ("SELECT 5", "INSERT 0 5").

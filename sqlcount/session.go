@@ -76,6 +76,7 @@ func (q *fifo) index(k byte) int {
 type session struct {
 	p    *Proxy
 	conn int64
+	app  *clientCount // the connection's application_name; nil in tests that make a session alone
 
 	mu   sync.Mutex
 	q    fifo

@@ -68,6 +68,9 @@ func newCmdCompare(s streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := wiringError("compare", rep.Comparison.Faults); err != nil {
+				return err
+			}
 			if !rep.Passed() {
 				return errFailed
 			}
@@ -152,9 +155,20 @@ Offline: replay compare RUN_A RUN_B compares two existing run files (the
 baseline first) with --goal and --format; with --out DIR the reports are
 written there too. replay report DIR renders a comparison again.
 
+Wiring. Each side's run file records what its SQL counter and mock saw, and
+the comparison checks that each build used its own: a counter that saw no
+connection while the other side's did, a counter that saw the other side's
+build (told by PGAPPNAME), a mock never called although the recorded requests
+made upstream calls, or more than 1% of a mock's calls missed. Any such
+wiring fault makes the verdict INCONCLUSIVE whatever the endpoints show; every
+format lists each fault in one sentence saying what to fix, and replay exits
+1: the comparison did not measure what it claims. With --postgres
+LISTEN=HOST:PORT (the habit record teaches), a build environment naming LISTEN
+is rewritten to that side's own counter, like HOST:PORT.
+
 Exit codes: 0 no regression and every goal met, 99 a regression or a missed
-goal, 1 could not run (a build that fails to start, a failing --reset), 2 bad
-usage.`
+goal, 1 could not run (a build that fails to start, a failing --reset) or a
+wiring fault (the reports are written all the same), 2 bad usage.`
 
 // compareRun runs `replay compare`: a live comparison (opts.snapshot) or an
 // offline one (opts.runs). It writes the first format to s.out, every

@@ -19,9 +19,11 @@ const buildEnvHelp = `A started build gets, after replay's proxies listen:
   HTTP_PROXY, HTTPS_PROXY (and lower case), NO_PROXY=localhost,127.0.0.1,::1
                                      its mock (with --mock)
   SSL_CERT_FILE, REQUESTS_CA_BUNDLE  system roots + replay's CA; NODE_EXTRA_CA_CERTS: the CA
-  every variable whose value contains the --postgres HOST:PORT (DATABASE_URL,
-  --env values) with that text replaced by its SQL counter's address;
-  PGHOST/PGPORT when they name it; REPLAY_SQLCOUNT_ADDR`
+  every variable whose value contains the --postgres HOST:PORT, or its
+  LISTEN address (DATABASE_URL, --env values), with that text replaced by
+  its own SQL counter's address; PGHOST/PGPORT when they name either;
+  REPLAY_SQLCOUNT_ADDR; in compare PGAPPNAME=replay-baseline or
+  replay-candidate (unless set), by which each counter tells the builds apart`
 
 // buildFlags name one build: a URL the user runs or a command replay
 // starts, with its environment. `run` names them --target, --cmd, --env;

@@ -84,5 +84,20 @@ func (p *postgresFlags) config(server, listen, caDir string) (*session.Postgres,
 	if err != nil {
 		return nil, err
 	}
-	return &session.Postgres{Upstream: server, ClientTLS: client, UpstreamTLS: upstream}, nil
+	return &session.Postgres{Upstream: server, ClientTLS: client, UpstreamTLS: upstream, Listen: p.habit()}, nil
+}
+
+// habit is the LISTEN of --postgres LISTEN=HOST:PORT given as one address
+// with a port: where `record` had the app connect, so where a user's
+// DATABASE_URL points out of habit. Each side's build has it rewritten to
+// its own counter. Empty for the A,B form, port 0 or no LISTEN.
+func (p *postgresFlags) habit() string {
+	l, _, ok := strings.Cut(p.spec, "=")
+	if !ok || strings.Contains(l, ",") {
+		return ""
+	}
+	if _, port, err := net.SplitHostPort(l); err != nil || port == "0" {
+		return ""
+	}
+	return l
 }

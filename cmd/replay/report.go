@@ -37,7 +37,8 @@ The analysis is the same as when the run or comparison was made (the
 bootstrap is seeded), so the verdicts are the same.
 
 Exit codes: 0 the report shows no regression and every goal met, 99 it shows
-a regression or a missed goal, 1 could not read, 2 bad usage.`,
+a regression or a missed goal, 1 could not read or a comparison's runs have
+wiring faults (see replay compare --help), 2 bad usage.`,
 		Example: `  replay report replay-compare-20250301-120000 --format markdown >> "$GITHUB_STEP_SUMMARY"
   replay report run.db --format json`,
 		Args: exactArgs(1),
@@ -74,6 +75,9 @@ func reportRun(ctx context.Context, opts *reportOptions, s streams) error {
 			return fmt.Errorf("report: %w", err)
 		}
 		passed = rep.Passed()
+		if err := wiringError("report", rep.Comparison.Faults); err != nil {
+			return err
+		}
 	} else {
 		rep, err := reportRunFile(ctx, opts.path, extra)
 		if err != nil {

@@ -62,6 +62,12 @@ Requests go out as recorded (method, path, query, headers, body) to the
 target's host, with --header added or replacing recorded ones (redacted
 recorded values are dropped unless supplied), and a fresh W3C traceparent.
 
+The run file records what the SQL counter and the mock saw; a counter that
+saw no connection (--postgres given), a mock never called although the
+recorded requests made upstream calls, or more than 1% of mock calls missed
+is a wiring fault: the report and stderr name it and say what to fix (it
+does not change the exit code: a run judges its goals).
+
 Exit codes: 0 all goals met, 99 a goal missed, 1 could not run, 2 bad usage.`,
 		Example: `  replay run --snapshot orders.snap --target http://127.0.0.1:8080 --out run.db
   replay run --snapshot orders.snap --cmd 'go run ./examples/orders' --env APP_SLOW=1 \

@@ -237,14 +237,18 @@ func stopCatalog(stand *catalog.Server) error {
 	return nil
 }
 
-// Check reports whether the comparison found what the demo expects: an N+1
-// regression in GET /orders and no other endpoint regressed. Its error says
+// Check reports whether the comparison found what the demo expects: no
+// wiring fault, an N+1 regression in GET /orders and no other endpoint
+// regressed. Its error says
 // what was found instead.
 func (res *Result) Check() error {
 	if res.Report == nil || res.Report.Comparison == nil {
 		return errors.New("demo: no comparison to check")
 	}
 	c := res.Report.Comparison
+	if len(c.Faults) > 0 {
+		return fmt.Errorf("demo: the comparison has wiring faults: %s", c.Faults[0].Text)
+	}
 	orders := c.Endpoint("GET /orders")
 	if orders == nil || orders.Verdict != analyzer.Regression || orders.Cause != analyzer.CauseNPlusOne {
 		got := "no result for GET /orders"

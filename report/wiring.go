@@ -1,0 +1,75 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/replaykit/replay/analyzer"
+)
+
+// FaultDocument is one wiring fault in JSON (analyzer.Fault).
+type FaultDocument struct {
+	Side string `json:"side"`
+	Kind string `json:"kind"`
+	Text string `json:"text"`
+}
+
+// faultDocs converts faults; nil for none, so the key is left out.
+func faultDocs(faults []analyzer.Fault) []FaultDocument {
+	var out []FaultDocument
+	for _, f := range faults {
+		out = append(out, FaultDocument{Side: f.Side, Kind: f.Kind, Text: f.Text})
+	}
+	return out
+}
+
+// faultsHeading introduces the wiring faults of a report in one line.
+func faultsHeading(faults []analyzer.Fault, again string) string {
+	return fmt.Sprintf("%s, so the figures do not measure what they claim; fix the wiring and %s:", plural(len(faults), "fault"), again)
+}
+
+// writeFaultsText writes the wiring faults, if any, as a list under a
+// heading.
+func writeFaultsText(e *errWriter, faults []analyzer.Fault, again string) {
+	if len(faults) == 0 {
+		return
+	}
+	e.println("")
+	e.println("Wiring: " + faultsHeading(faults, again))
+	for _, f := range faults {
+		e.println("  - " + f.Text)
+	}
+}
+
+// writeFaultsMarkdown writes the wiring faults, if any, as a list.
+func writeFaultsMarkdown(e *errWriter, faults []analyzer.Fault, again string) {
+	if len(faults) == 0 {
+		return
+	}
+	e.println("**Wiring:** ⚠️ " + faultsHeading(faults, again))
+	e.println("")
+	for _, f := range faults {
+		e.println("- " + f.Text)
+	}
+	e.println("")
+}
+
+// faultNotes are the wiring faults as notes (HTML, JUnit).
+func faultNotes(faults []analyzer.Fault) []string {
+	var out []string
+	for _, f := range faults {
+		out = append(out, "Wiring fault: "+f.Text)
+	}
+	return out
+}
+
+// wiringSuite is a failed JUnit test case per wiring fault; empty (left
+// out) when there are none.
+func wiringSuite(faults []analyzer.Fault) junitSuite {
+	const class = "replay.wiring"
+	s := junitSuite{Name: class, Time: "0"}
+	for _, f := range faults {
+		s.add(junitCase{Name: f.Side + " " + f.Kind, Classname: class, Time: "0",
+			Failure: &junitMessage{Message: f.Text, Type: "wiring", Text: f.Text}})
+	}
+	return s
+}

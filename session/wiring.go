@@ -1,0 +1,69 @@
+package session
+
+import (
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/replaykit/replay/snapshots"
+)
+
+// wiringFacts is what the side's mock and SQL counter saw of the builds,
+// for its run file: the analyzer tells from them a build that did not use
+// them (analyzer.RunFaults, analyzer.CompareFaults).
+func (s *Side) wiringFacts() *snapshots.Wiring {
+	w := &snapshots.Wiring{}
+	if s.sql != nil {
+		st := s.sql.Stats()
+		w.SQLAddr, w.SQLApp, w.SQLConnections = s.sqlAddr, s.givenApp(), st.Connections
+		for _, c := range st.Clients {
+			w.SQLClients = append(w.SQLClients, snapshots.SQLClient{App: c.App, Connections: c.Connections, Statements: c.Statements})
+		}
+	}
+	if s.mock != nil {
+		st := s.mock.Stats()
+		w.MockAddr = s.mockAddr
+		w.MockCalls = st.Exact + st.Loose + st.Template + st.Misses
+		w.RecordedCalls = s.recordedCalls()
+	}
+	return w
+}
+
+// givenApp is the application_name the side's build was given or told to
+// use (PGAPPNAME, see WriteStartHint); "" when its own environment names
+// one, or the side is alone.
+func (s *Side) givenApp() string {
+	app := s.wiring.App
+	if app == "" || s.sc.Cmd == "" {
+		return app
+	}
+	for _, env := range [][]string{os.Environ(), s.cfg.Env, s.sc.Env} {
+		for _, kv := range env {
+			if k, v, _ := strings.Cut(kv, "="); k == "PGAPPNAME" && v != "" {
+				return ""
+			}
+		}
+	}
+	return app
+}
+
+// recordedCalls counts the recorded outbound calls to mocked services that
+// belong to the inbound requests the side replays: a build that makes the
+// same calls sends some to its mock.
+func (s *Side) recordedCalls() int64 {
+	if s.rp == nil || s.mock == nil || s.cfg.Mock == nil {
+		return 0
+	}
+	replayed := map[int64]bool{}
+	for _, id := range s.rp.ExchangeIDs() {
+		replayed[id] = true
+	}
+	services := s.mock.Services()
+	var n int64
+	for _, e := range s.cfg.Mock.Exchanges {
+		if e.ParentID != 0 && replayed[e.ParentID] && slices.Contains(services, strings.ToLower(e.Service)) {
+			n++
+		}
+	}
+	return n
+}

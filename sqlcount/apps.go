@@ -1,0 +1,77 @@
+package sqlcount
+
+import (
+	"cmp"
+	"encoding/binary"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// ClientStats are the totals of the client connections that gave one
+// application_name at startup.
+type ClientStats struct {
+	// App is the application_name (PGAPPNAME, or the connection string's
+	// application_name); "" for none.
+	App string
+	// Connections counts the connections; Statements the statements
+	// completed on them.
+	Connections, Statements int64
+}
+
+// clients counts connections and statements per application_name, so a
+// caller can tell which builds used the proxy.
+type clients struct {
+	mu     sync.Mutex
+	byName map[string]*clientCount
+}
+
+type clientCount struct {
+	app         string
+	connections atomic.Int64
+	statements  atomic.Int64
+}
+
+// get returns the counts of app, made on first use.
+func (c *clients) get(app string) *clientCount {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byName == nil {
+		c.byName = map[string]*clientCount{}
+	}
+	n, ok := c.byName[app]
+	if !ok {
+		n = &clientCount{app: app}
+		c.byName[app] = n
+	}
+	return n
+}
+
+// all returns the totals by application_name.
+func (c *clients) all() []ClientStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]ClientStats, 0, len(c.byName))
+	for _, n := range c.byName {
+		out = append(out, ClientStats{App: n.app, Connections: n.connections.Load(), Statements: n.statements.Load()})
+	}
+	slices.SortFunc(out, func(a, b ClientStats) int { return cmp.Compare(a.App, b.App) })
+	return out
+}
+
+// startupApp returns the application_name of a StartupMessage as
+// readStartup returns it (already validated); "" when it has none.
+func startupApp(msg []byte) string {
+	if len(msg) < 8 {
+		return ""
+	}
+	body := append([]byte(nil), msg[4:]...)
+	binary.BigEndian.PutUint32(body, pgproto3.ProtocolVersion30)
+	var sm pgproto3.StartupMessage
+	if err := sm.Decode(body); err != nil {
+		return ""
+	}
+	return sm.Parameters["application_name"]
+}
