@@ -32,6 +32,11 @@ type RunInfo struct {
 	// Statements counts SQL statements seen by the counter in total,
 	// attributed or not.
 	Statements int64
+	// UnattributedSQL counts, per interval of time, the statements the
+	// counter could not attribute to a request, for estimating the SQL of
+	// requests that overlapped; not kept (zero Bin) in runs without a
+	// counter and in older run files.
+	UnattributedSQL SQLHistogram
 }
 
 // RunWriter streams results into a new run file. Like Writer, it commits
@@ -106,9 +111,9 @@ func (w *RunWriter) Add(r *Result) {
 	w.b.add(r)
 }
 
-// Close writes info (its Ended, MockMisses, Statements and Settings
-// replace those given to CreateRun; a zero Ended means now, nil Settings
-// keep the earlier ones), commits and closes the file.
+// Close writes info (its Ended, MockMisses, Statements, UnattributedSQL
+// and Settings replace those given to CreateRun; a zero Ended means now,
+// nil Settings keep the earlier ones), commits and closes the file.
 func (w *RunWriter) Close(info RunInfo) error {
 	err := w.b.close()
 	final := w.info
@@ -118,6 +123,7 @@ func (w *RunWriter) Close(info RunInfo) error {
 	}
 	final.MockMisses = info.MockMisses
 	final.Statements = info.Statements
+	final.UnattributedSQL = info.UnattributedSQL
 	if info.Settings != nil {
 		final.Settings = info.Settings
 	}
@@ -236,6 +242,13 @@ func writeRunInfo(db *sql.DB, info RunInfo, base int64) error {
 		{"mock_misses", strconv.FormatInt(info.MockMisses, 10)},
 		{"statements", strconv.FormatInt(info.Statements, 10)},
 		{"base_ns", strconv.FormatInt(base, 10)},
+	}
+	if info.UnattributedSQL.Kept() {
+		h, err := marshalHistogram(info.UnattributedSQL)
+		if err != nil {
+			return fmt.Errorf("store run info: %w", err)
+		}
+		kv = append(kv, [2]string{"unattributed_sql", h})
 	}
 	tx, err := db.Begin()
 	if err != nil {

@@ -68,6 +68,10 @@ func readRunInfo(db *sql.DB) (info RunInfo, base int64, err error) {
 			info.Statements = n
 		case "base_ns":
 			base = n
+		case "unattributed_sql":
+			if info.UnattributedSQL, err = unmarshalHistogram(v); err != nil {
+				return info, 0, fmt.Errorf("read run info: unattributed_sql: %w", err)
+			}
 		}
 	}
 	if err := rows.Err(); err != nil {
