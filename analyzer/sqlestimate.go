@@ -324,3 +324,26 @@ func invertSub(A []float64, k int, idx []int) []float64 {
 	}
 	return inv
 }
+
+// estimatedSQL returns the SQL figures over every load request: exact from
+// loadAll, or estimated when EstimateSQL shared statements out to them.
+func (e *endpointAcc) estimatedSQL() SQLStats {
+	s := e.loadAll.stats(SQLSourceLoad)
+	if !s.Counted() {
+		return s
+	}
+	s.Method = SQLMethodExact
+	switch e.estimate.Method {
+	case SQLMethodEstimated, SQLMethodUnknown:
+		s.Source = SQLSourceLoadEstimate
+		s.Method = e.estimate.Method
+		s.PerRequest = e.estimate.PerRequest
+		s.Margin = e.estimate.Margin
+		s.Statements = int64(math.Round(e.estimate.PerRequest * float64(s.Requests)))
+		// The fingerprints and database time of attributed statements only
+		// would read as the whole.
+		s.Fingerprints = nil
+		s.DBTimePerRequest = 0
+	}
+	return s
+}

@@ -52,6 +52,8 @@ func Summarize(ctx context.Context, info snapshots.RunInfo, results iter.Seq2[*s
 		op = fmt.Sprintf("summarize run %q", info.Name)
 	}
 	a := &runAcc{opts: opts, endpoints: map[string]*endpointAcc{}, slices: map[int]int64{}, sliceSpans: map[int][2]time.Time{}, allSliced: true}
+	a.counted = info.UnattributedSQL.Kept()
+	a.spanned = info.UnattributedSQL.Total() > 0
 	n := 0
 	for r, err := range results {
 		if err != nil {
@@ -84,6 +86,11 @@ type runAcc struct {
 	// sliceSpans bound each slice's load: an interleaved run's slices are
 	// apart (the other side's run in between), so its span is their sum.
 	sliceSpans map[int][2]time.Time
+	// counted: the counter kept its unattributed statements, so every load
+	// result's SQL counts (EstimatedSQL); spanned: some there were, so the
+	// load results are kept as spans for EstimateSQL (32 bytes each).
+	counted, spanned bool
+	spans            []snapshots.SQLSpan
 }
 
 func (a *runAcc) add(r *snapshots.Result) {
@@ -122,6 +129,12 @@ func (a *runAcc) add(r *snapshots.Result) {
 		a.allSliced = false
 	}
 	e.addLoad(r)
+	if a.counted {
+		e.loadAll.add(r.SQL)
+		if a.spanned && !r.Sent.IsZero() && !r.Done.IsZero() {
+			a.spans = append(a.spans, snapshots.SQLSpan{Key: e.name, Start: r.Sent, End: r.Done, Statements: int64(r.Statements())})
+		}
+	}
 }
 
 // endpointName is the result's endpoint, or method and path when it has none.
@@ -179,6 +192,13 @@ func (a *runAcc) summary(info snapshots.RunInfo) *Summary {
 	overall.sample = nil // its percentiles come from the merged histograms, or below
 	allComplete := true
 	var allLat, allSvc []int64
+	if a.spanned {
+		for _, est := range EstimateSQL(a.spans, info.UnattributedSQL) {
+			if e := a.endpoints[est.Key]; e != nil {
+				e.estimate = est
+			}
+		}
+	}
 	for _, e := range accs {
 		es := e.summary(s.Duration)
 		s.Endpoints = append(s.Endpoints, es)
@@ -211,6 +231,8 @@ type endpointAcc struct {
 	statuses                       [numStatusClasses]int64
 	failures                       map[FailureCount]int64
 	loadSQL, explainSQL            sqlAcc
+	loadAll                        sqlAcc      // every load result, when the counter kept the rest
+	estimate                       SQLEstimate // from EstimateSQL, when it ran
 }
 
 func newEndpointAcc(name string, opts SummarizeOptions) *endpointAcc {
@@ -319,6 +341,7 @@ func (e *endpointAcc) merge(o *endpointAcc) {
 	}
 	e.loadSQL.merge(&o.loadSQL)
 	e.explainSQL.merge(&o.explainSQL)
+	e.loadAll.merge(&o.loadAll)
 }
 
 func (e *endpointAcc) summary(span time.Duration) *EndpointSummary {
@@ -354,9 +377,13 @@ func (e *endpointAcc) summary(span time.Duration) *EndpointSummary {
 	} else {
 		s.Latency, s.ServiceTime = e.lat.stats(), e.svc.stats()
 	}
+	s.EstimatedSQL = e.estimatedSQL()
 	s.SQL = s.LoadSQL
-	if s.ExplainSQL.Counted() {
+	switch {
+	case s.ExplainSQL.Counted():
 		s.SQL = s.ExplainSQL
+	case s.EstimatedSQL.Counted() && s.LoadSQL.Requests < s.Requests:
+		s.SQL = s.EstimatedSQL
 	}
 	for k, v := range e.failures {
 		k.Count = v
