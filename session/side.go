@@ -223,6 +223,7 @@ func (s *Side) finish(st replayer.Stats) error {
 	s.info.MockMisses = s.MockMisses()
 	if s.sql != nil {
 		s.info.Statements = s.sql.Stats().Statements
+		s.info.UnattributedSQL = s.sql.Unattributed()
 	}
 	stallSettings(s.info.Settings, st)
 	w := s.run

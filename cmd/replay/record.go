@@ -159,7 +159,7 @@ func recordRun(ctx context.Context, opts *recordOptions) error {
 	if serveErr != nil {
 		return serveErr
 	}
-	return printSummary(opts.stdout, opts.out, s.Summary(), p.pgListen != "")
+	return printSummary(ctx, opts.stdout, opts.out, s.Summary(), p.pgListen != "")
 }
 
 // watchInterrupts turns interrupts into a stop: the first (or the end of
