@@ -325,25 +325,57 @@ func invertSub(A []float64, k int, idx []int) []float64 {
 	return inv
 }
 
-// estimatedSQL returns the SQL figures over every load request: exact from
-// loadAll, or estimated when EstimateSQL shared statements out to them.
-func (e *endpointAcc) estimatedSQL() SQLStats {
-	s := e.loadAll.stats(SQLSourceLoad)
-	if !s.Counted() {
-		return s
+// ShareUnattributedSQL shares h, the statements the counter could not
+// attribute (snapshots.RunInfo.UnattributedSQL), out over the load requests
+// in flight when they ran (EstimateSQL), and sets each endpoint's
+// EstimatedSQL and SQL and the overall SQL accordingly. Summarize calls it
+// with the run's info; a caller that summarized results as they came calls
+// it again once the counter's histogram is complete. An empty h leaves the
+// exact figures.
+func (s *Summary) ShareUnattributedSQL(h snapshots.SQLHistogram) {
+	ests := map[string]SQLEstimate{}
+	if h.Total() > 0 {
+		for _, e := range EstimateSQL(s.spans, h) {
+			ests[e.Key] = e
+		}
 	}
-	s.Method = SQLMethodExact
-	switch e.estimate.Method {
-	case SQLMethodEstimated, SQLMethodUnknown:
-		s.Source = SQLSourceLoadEstimate
-		s.Method = e.estimate.Method
-		s.PerRequest = e.estimate.PerRequest
-		s.Margin = e.estimate.Margin
-		s.Statements = int64(math.Round(e.estimate.PerRequest * float64(s.Requests)))
-		// The fingerprints and database time of attributed statements only
-		// would read as the whole.
-		s.Fingerprints = nil
-		s.DBTimePerRequest = 0
+	for _, es := range s.Endpoints {
+		es.EstimatedSQL = es.loadAll
+		if est, ok := ests[es.Endpoint]; ok && es.loadAll.Counted() {
+			es.EstimatedSQL.share(est)
+		}
+		es.chooseSQL()
 	}
-	return s
+	if s.Overall != nil {
+		s.Overall.SQL = weightedSQL(s.Endpoints)
+	}
+}
+
+// chooseSQL sets SQL, the preferred view: the explain phase's, else the
+// load phase's when it counted every request, else EstimatedSQL when
+// there is one, else what the load phase counted.
+func (e *EndpointSummary) chooseSQL() {
+	e.SQL = e.LoadSQL
+	switch {
+	case e.ExplainSQL.Counted():
+		e.SQL = e.ExplainSQL
+	case e.EstimatedSQL.Counted() && e.LoadSQL.Requests < e.Requests:
+		e.SQL = e.EstimatedSQL
+	}
+}
+
+// share applies an estimate to figures over every load request.
+func (s *SQLStats) share(est SQLEstimate) {
+	if est.Method != SQLMethodEstimated && est.Method != SQLMethodUnknown {
+		return
+	}
+	s.Source = SQLSourceLoadEstimate
+	s.Method = est.Method
+	s.PerRequest = est.PerRequest
+	s.Margin = est.Margin
+	s.Statements = int64(math.Round(est.PerRequest * float64(s.Requests)))
+	// The fingerprints and database time of attributed statements only
+	// would read as the whole.
+	s.Fingerprints = nil
+	s.DBTimePerRequest = 0
 }

@@ -53,7 +53,6 @@ func Summarize(ctx context.Context, info snapshots.RunInfo, results iter.Seq2[*s
 	}
 	a := &runAcc{opts: opts, endpoints: map[string]*endpointAcc{}, slices: map[int]int64{}, sliceSpans: map[int][2]time.Time{}, allSliced: true}
 	a.counted = info.UnattributedSQL.Kept()
-	a.spanned = info.UnattributedSQL.Total() > 0
 	n := 0
 	for r, err := range results {
 		if err != nil {
@@ -87,10 +86,10 @@ type runAcc struct {
 	// apart (the other side's run in between), so its span is their sum.
 	sliceSpans map[int][2]time.Time
 	// counted: the counter kept its unattributed statements, so every load
-	// result's SQL counts (EstimatedSQL); spanned: some there were, so the
-	// load results are kept as spans for EstimateSQL (32 bytes each).
-	counted, spanned bool
-	spans            []snapshots.SQLSpan
+	// result's SQL counts (EstimatedSQL), and the load results are kept as
+	// spans for EstimateSQL (72 bytes each).
+	counted bool
+	spans   []snapshots.SQLSpan
 }
 
 func (a *runAcc) add(r *snapshots.Result) {
@@ -131,7 +130,7 @@ func (a *runAcc) add(r *snapshots.Result) {
 	e.addLoad(r)
 	if a.counted {
 		e.loadAll.add(r.SQL)
-		if a.spanned && !r.Sent.IsZero() && !r.Done.IsZero() {
+		if !r.Sent.IsZero() && !r.Done.IsZero() {
 			a.spans = append(a.spans, snapshots.SQLSpan{Key: e.name, Start: r.Sent, End: r.Done, Statements: int64(r.Statements())})
 		}
 	}
@@ -192,13 +191,6 @@ func (a *runAcc) summary(info snapshots.RunInfo) *Summary {
 	overall.sample = nil // its percentiles come from the merged histograms, or below
 	allComplete := true
 	var allLat, allSvc []int64
-	if a.spanned {
-		for _, est := range EstimateSQL(a.spans, info.UnattributedSQL) {
-			if e := a.endpoints[est.Key]; e != nil {
-				e.estimate = est
-			}
-		}
-	}
 	for _, e := range accs {
 		es := e.summary(s.Duration)
 		s.Endpoints = append(s.Endpoints, es)
@@ -218,6 +210,8 @@ func (a *runAcc) summary(info snapshots.RunInfo) *Summary {
 		s.Overall.ServiceTime = exactStats(allSvc)
 	}
 	s.Overall.SQL = weightedSQL(s.Endpoints)
+	s.spans = a.spans
+	s.ShareUnattributedSQL(info.UnattributedSQL)
 	return s
 }
 
@@ -231,8 +225,7 @@ type endpointAcc struct {
 	statuses                       [numStatusClasses]int64
 	failures                       map[FailureCount]int64
 	loadSQL, explainSQL            sqlAcc
-	loadAll                        sqlAcc      // every load result, when the counter kept the rest
-	estimate                       SQLEstimate // from EstimateSQL, when it ran
+	loadAll                        sqlAcc // every load result, when the counter kept the rest
 }
 
 func newEndpointAcc(name string, opts SummarizeOptions) *endpointAcc {
@@ -377,14 +370,12 @@ func (e *endpointAcc) summary(span time.Duration) *EndpointSummary {
 	} else {
 		s.Latency, s.ServiceTime = e.lat.stats(), e.svc.stats()
 	}
-	s.EstimatedSQL = e.estimatedSQL()
-	s.SQL = s.LoadSQL
-	switch {
-	case s.ExplainSQL.Counted():
-		s.SQL = s.ExplainSQL
-	case s.EstimatedSQL.Counted() && s.LoadSQL.Requests < s.Requests:
-		s.SQL = s.EstimatedSQL
+	s.loadAll = e.loadAll.stats(SQLSourceLoad)
+	if s.loadAll.Counted() {
+		s.loadAll.Method = SQLMethodExact
 	}
+	s.EstimatedSQL = s.loadAll
+	s.chooseSQL()
 	for k, v := range e.failures {
 		k.Count = v
 		s.Failures = append(s.Failures, k)

@@ -43,6 +43,9 @@ type Summary struct {
 	Slices []int
 	// Sliced reports whether every load-phase result had a Slice > 0.
 	Sliced bool
+
+	// spans are the load results, for ShareUnattributedSQL.
+	spans []snapshots.SQLSpan
 }
 
 // Endpoint returns the summary of the named endpoint, or nil when the run
@@ -103,6 +106,8 @@ type EndpointSummary struct {
 	// sample is a bounded uniform sample of the load-phase latencies, for
 	// the bootstrap of Compare.
 	sample *sample
+	// loadAll is EstimatedSQL before statements were shared out.
+	loadAll SQLStats
 }
 
 // DBTime returns the SQL figures that best describe database time under

@@ -205,6 +205,10 @@ func (s *Side) open(vus int, settings map[string]string) error {
 	}
 	s.rp = rp
 	s.info = snapshots.RunInfo{Name: s.sc.Name, Snapshot: c.Snapshot, Target: s.target, Started: time.Now(), Settings: s.settings(settings)}
+	if s.sql != nil {
+		// Kept from the start, so that the summary keeps every request's span.
+		s.info.UnattributedSQL = snapshots.SQLHistogram{Bin: snapshots.DefaultSQLBin}
+	}
 	if s.run, err = snapshots.CreateRun(s.sc.RunPath, s.info); err != nil {
 		return err
 	}
