@@ -334,8 +334,8 @@ func invertSub(A []float64, k int, idx []int) []float64 {
 // exact figures.
 func (s *Summary) ShareUnattributedSQL(h snapshots.SQLHistogram) {
 	ests := map[string]SQLEstimate{}
-	if h.Total() > 0 {
-		for _, e := range EstimateSQL(s.spans, h) {
+	if h.Total() > 0 && s.Overall != nil {
+		for _, e := range EstimateSQL(s.Overall.spans, h) {
 			ests[e.Key] = e
 		}
 	}

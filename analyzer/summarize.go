@@ -210,7 +210,7 @@ func (a *runAcc) summary(info snapshots.RunInfo) *Summary {
 		s.Overall.ServiceTime = exactStats(allSvc)
 	}
 	s.Overall.SQL = weightedSQL(s.Endpoints)
-	s.spans = a.spans
+	s.Overall.spans = a.spans
 	s.ShareUnattributedSQL(info.UnattributedSQL)
 	return s
 }

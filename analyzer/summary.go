@@ -43,9 +43,6 @@ type Summary struct {
 	Slices []int
 	// Sliced reports whether every load-phase result had a Slice > 0.
 	Sliced bool
-
-	// spans are the load results, for ShareUnattributedSQL.
-	spans []snapshots.SQLSpan
 }
 
 // Endpoint returns the summary of the named endpoint, or nil when the run
@@ -108,6 +105,9 @@ type EndpointSummary struct {
 	sample *sample
 	// loadAll is EstimatedSQL before statements were shared out.
 	loadAll SQLStats
+	// spans are the run's load results, for ShareUnattributedSQL; kept by
+	// the overall summary only.
+	spans []snapshots.SQLSpan
 }
 
 // DBTime returns the SQL figures that best describe database time under
