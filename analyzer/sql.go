@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"time"
 
@@ -142,8 +143,9 @@ func durMs(d time.Duration) float64 { return float64(d) / float64(time.Milliseco
 // for the whole run, weighting each endpoint by its load-phase requests (its
 // explain requests when it had no load), so that per-request figures follow
 // the traffic mix rather than how many requests each endpoint had explained.
-// Source is SQLSourceExplain or SQLSourceLoad when all endpoints agree,
-// "explain+load" otherwise.
+// Source is that of the endpoints when they all agree, load-estimate when
+// some are load and some load-estimate, "explain+load" otherwise; Method is
+// the endpoints' when they agree, else the least sure one's (an estimate).
 func weightedSQL(eps []*EndpointSummary) SQLStats {
 	var s SQLStats
 	type fpSum struct {
@@ -152,7 +154,7 @@ func weightedSQL(eps []*EndpointSummary) SQLStats {
 		lo, hi, endpointsWith int
 	}
 	fps := map[string]*fpSum{}
-	var total float64
+	var total, margin2 float64
 	counted := 0
 	for _, e := range eps {
 		if !e.SQL.Counted() {
@@ -166,8 +168,16 @@ func weightedSQL(eps []*EndpointSummary) SQLStats {
 		switch {
 		case s.Source == "":
 			s.Source = e.SQL.Source
+		case s.Source != e.SQL.Source && s.Source != SQLSourceExplain && e.SQL.Source != SQLSourceExplain:
+			s.Source = SQLSourceLoadEstimate // load and load-estimate
 		case s.Source != e.SQL.Source:
 			s.Source = SQLSourceExplain + "+" + SQLSourceLoad
+		}
+		if counted == 1 || methodRank(e.SQL.Method) > methodRank(s.Method) {
+			s.Method = e.SQL.Method
+		}
+		if e.SQL.Estimated() {
+			margin2 += w * e.SQL.Margin * w * e.SQL.Margin
 		}
 		total += w
 		s.Requests += e.SQL.Requests
@@ -196,6 +206,7 @@ func weightedSQL(eps []*EndpointSummary) SQLStats {
 	}
 	s.PerRequest /= total
 	s.DBTimePerRequest /= total
+	s.Margin = math.Sqrt(margin2) / total
 	for fp, a := range fps {
 		f := FingerprintStats{
 			Fingerprint:      fp,
@@ -214,4 +225,10 @@ func weightedSQL(eps []*EndpointSummary) SQLStats {
 	}
 	sortFingerprints(s.Fingerprints)
 	return s
+}
+
+// methodRank orders SQL methods from the surest: exact, none given,
+// unknown, estimated.
+func methodRank(m string) int {
+	return map[string]int{SQLMethodExact: 0, "": 1, SQLMethodUnknown: 2, SQLMethodEstimated: 3}[m]
 }

@@ -52,6 +52,7 @@ func Summarize(ctx context.Context, info snapshots.RunInfo, results iter.Seq2[*s
 		op = fmt.Sprintf("summarize run %q", info.Name)
 	}
 	a := &runAcc{opts: opts, endpoints: map[string]*endpointAcc{}, slices: map[int]int64{}, sliceSpans: map[int][2]time.Time{}, allSliced: true}
+	a.counted = info.UnattributedSQL.Kept()
 	n := 0
 	for r, err := range results {
 		if err != nil {
@@ -84,6 +85,11 @@ type runAcc struct {
 	// sliceSpans bound each slice's load: an interleaved run's slices are
 	// apart (the other side's run in between), so its span is their sum.
 	sliceSpans map[int][2]time.Time
+	// counted: the counter kept its unattributed statements, so every load
+	// result's SQL counts (EstimatedSQL), and the load results are kept as
+	// spans for EstimateSQL (72 bytes each).
+	counted bool
+	spans   []snapshots.SQLSpan
 }
 
 func (a *runAcc) add(r *snapshots.Result) {
@@ -122,6 +128,12 @@ func (a *runAcc) add(r *snapshots.Result) {
 		a.allSliced = false
 	}
 	e.addLoad(r)
+	if a.counted {
+		e.loadAll.add(r.SQL)
+		if !r.Sent.IsZero() && !r.Done.IsZero() {
+			a.spans = append(a.spans, snapshots.SQLSpan{Key: e.name, Start: r.Sent, End: r.Done, Statements: int64(r.Statements())})
+		}
+	}
 }
 
 // endpointName is the result's endpoint, or method and path when it has none.
@@ -198,6 +210,8 @@ func (a *runAcc) summary(info snapshots.RunInfo) *Summary {
 		s.Overall.ServiceTime = exactStats(allSvc)
 	}
 	s.Overall.SQL = weightedSQL(s.Endpoints)
+	s.Overall.spans = a.spans
+	s.ShareUnattributedSQL(info.UnattributedSQL)
 	return s
 }
 
@@ -211,6 +225,7 @@ type endpointAcc struct {
 	statuses                       [numStatusClasses]int64
 	failures                       map[FailureCount]int64
 	loadSQL, explainSQL            sqlAcc
+	loadAll                        sqlAcc // every load result, when the counter kept the rest
 }
 
 func newEndpointAcc(name string, opts SummarizeOptions) *endpointAcc {
@@ -319,6 +334,7 @@ func (e *endpointAcc) merge(o *endpointAcc) {
 	}
 	e.loadSQL.merge(&o.loadSQL)
 	e.explainSQL.merge(&o.explainSQL)
+	e.loadAll.merge(&o.loadAll)
 }
 
 func (e *endpointAcc) summary(span time.Duration) *EndpointSummary {
@@ -354,10 +370,12 @@ func (e *endpointAcc) summary(span time.Duration) *EndpointSummary {
 	} else {
 		s.Latency, s.ServiceTime = e.lat.stats(), e.svc.stats()
 	}
-	s.SQL = s.LoadSQL
-	if s.ExplainSQL.Counted() {
-		s.SQL = s.ExplainSQL
+	s.loadAll = e.loadAll.stats(SQLSourceLoad)
+	if s.loadAll.Counted() {
+		s.loadAll.Method = SQLMethodExact
 	}
+	s.EstimatedSQL = s.loadAll
+	s.chooseSQL()
 	for k, v := range e.failures {
 		k.Count = v
 		s.Failures = append(s.Failures, k)

@@ -16,6 +16,10 @@ const (
 	// SQLSourceLoad: requests of the load phase whose statements the counter
 	// could attribute (SQLCounted); exact with sqlcommenter, else a lower bound.
 	SQLSourceLoad = "load"
+	// SQLSourceLoadEstimate: every request of the load phase, the statements
+	// the counter could not attribute shared out by least squares
+	// (EstimateSQL); Method and Margin say how sure the figure is.
+	SQLSourceLoadEstimate = "load-estimate"
 )
 
 // Summary is what one run measured, overall and per endpoint. Build it with
@@ -82,8 +86,16 @@ type EndpointSummary struct {
 	// most 10 kinds).
 	Failures []FailureCount
 	// SQL is the preferred SQL view: ExplainSQL when the run had an explain
-	// phase for this endpoint, else LoadSQL.
+	// phase for this endpoint, else EstimatedSQL when LoadSQL did not count
+	// every request, else LoadSQL.
 	SQL SQLStats
+	// EstimatedSQL covers every load-phase request when the counter kept
+	// the statements it could not attribute (snapshots.RunInfo.UnattributedSQL):
+	// exact (Source SQLSourceLoad) when none ran while the endpoint's
+	// requests were in flight, else estimated (SQLSourceLoadEstimate, no
+	// fingerprints). SQL prefers it to a LoadSQL that counted only some
+	// requests.
+	EstimatedSQL SQLStats
 	// LoadSQL and ExplainSQL are the SQL figures of each phase; their
 	// Requests is zero when the phase counted none.
 	LoadSQL, ExplainSQL SQLStats
@@ -91,6 +103,11 @@ type EndpointSummary struct {
 	// sample is a bounded uniform sample of the load-phase latencies, for
 	// the bootstrap of Compare.
 	sample *sample
+	// loadAll is EstimatedSQL before statements were shared out.
+	loadAll SQLStats
+	// spans are the run's load results, for ShareUnattributedSQL; kept by
+	// the overall summary only.
+	spans []snapshots.SQLSpan
 }
 
 // DBTime returns the SQL figures that best describe database time under
@@ -141,7 +158,16 @@ type SQLStats struct {
 	DBTimePerRequest float64
 	// Fingerprints break the figures down, most statements first.
 	Fingerprints []FingerprintStats
+	// Method is SQLMethodExact or SQLMethodEstimated for figures over every
+	// load request (EndpointSummary.EstimatedSQL); "" for the others.
+	Method string
+	// Margin is the half-width of PerRequest's 95% interval when Method is
+	// SQLMethodEstimated; zero otherwise.
+	Margin float64
 }
+
+// Estimated reports whether PerRequest is an estimate.
+func (s *SQLStats) Estimated() bool { return s.Method == SQLMethodEstimated }
 
 // Counted reports whether any request had its statements counted.
 func (s *SQLStats) Counted() bool { return s.Requests > 0 }

@@ -45,7 +45,7 @@ func writeTallyRows(w io.Writer, rows []TallyRow, withSQL bool) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d", row.Direction, row.Service, row.Endpoint, row.Exchanges)
 		if withSQL {
 			if row.Direction == snapshots.Inbound {
-				fmt.Fprintf(tw, "\t%.1f", float64(row.SQL)/float64(row.Exchanges))
+				fmt.Fprintf(tw, "\t%s", row.sqlFigure())
 			} else {
 				fmt.Fprint(tw, "\t-")
 			}
@@ -53,6 +53,21 @@ func writeTallyRows(w io.Writer, rows []TallyRow, withSQL bool) {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+}
+
+// sqlFigure formats the statements per request of an inbound row: "2.0"
+// when exact, "~2.2 ±0.3 (est.)" when estimated, "≥0.5 (unknown)" when
+// statements could not be attributed nor shared out.
+func (row TallyRow) sqlFigure() string {
+	switch row.SQLMethod {
+	case "estimated":
+		return fmt.Sprintf("~%.1f ±%.1f (est.)", row.SQLPerRequest, row.SQLMargin)
+	case "unknown":
+		return fmt.Sprintf("≥%.1f (unknown)", row.SQLPerRequest)
+	case "exact":
+		return fmt.Sprintf("%.1f", row.SQLPerRequest)
+	}
+	return fmt.Sprintf("%.1f", float64(row.SQL)/float64(row.Exchanges))
 }
 
 // WriteText writes one line saying what the capture held besides the

@@ -38,6 +38,13 @@ type TallyRow struct {
 	// SQL is the number of statements attributed to these exchanges; always
 	// zero for outbound ones.
 	SQL int64
+	// SQLMethod, when set, says how SQLPerRequest was found: "exact",
+	// "estimated" (SQLMargin is the half-width of its 95% interval) or
+	// "unknown" (a lower bound). Empty: the summary shows SQL/Exchanges.
+	// The recorder leaves them empty; a caller that estimates fills them.
+	SQLMethod     string
+	SQLPerRequest float64
+	SQLMargin     float64
 }
 
 // TallySummary is what a Tally counted.

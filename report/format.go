@@ -34,8 +34,13 @@ func count(n int64) string {
 
 // perRequest formats statements per request, or "-" when not counted.
 func perRequest(s *analyzer.SQLStats) string {
-	if !s.Counted() {
+	switch {
+	case !s.Counted():
 		return "-"
+	case s.Estimated():
+		return "~" + analyzer.FormatCount(s.PerRequest) + " ±" + analyzer.FormatCount(s.Margin)
+	case s.Method == analyzer.SQLMethodUnknown:
+		return "≥" + analyzer.FormatCount(s.PerRequest)
 	}
 	return analyzer.FormatCount(s.PerRequest)
 }

@@ -28,7 +28,7 @@ func InventoryText(w io.Writer, inv *snapshots.Inventory) error {
 		for _, x := range inv.Endpoints {
 			sql := "-" // statements belong to inbound requests
 			if x.Direction == snapshots.Inbound {
-				sql = figure(x.SQLPerRequest)
+				sql = inventorySQL(x)
 			}
 			st := x.Status
 			t.add(string(x.Direction), x.Service, x.Endpoint, exact(x.Count),
@@ -47,6 +47,18 @@ func InventoryText(w io.Writer, inv *snapshots.Inventory) error {
 		t.write(e, "")
 	}
 	return e.err
+}
+
+// inventorySQL formats an inbound endpoint's statements per request:
+// "2.25" when exact, "~2.25±0.08" when estimated, "≥0.5" when a lower bound.
+func inventorySQL(x snapshots.EndpointSummary) string {
+	switch x.SQLMethod {
+	case "estimated":
+		return "~" + figure(x.SQLPerRequest) + "±" + figure(x.SQLMargin)
+	case "unknown":
+		return "≥" + figure(x.SQLPerRequest)
+	}
+	return figure(x.SQLPerRequest)
 }
 
 // exact formats an integer as it is: "12345".

@@ -21,6 +21,8 @@ type RunDocument struct {
 	LatencyDocument
 	SQLPerRequest float64            `json:"sql_per_request"`
 	SQLSource     string             `json:"sql_source"`
+	SQLMethod     string             `json:"sql_method,omitempty"` // exact, estimated or unknown: set for load-phase figures over every request
+	SQLMargin     float64            `json:"sql_margin,omitempty"` // ± of an estimated sql_per_request (95%)
 	MockMisses    int64              `json:"mock_misses"`
 	Run           RunInfoDocument    `json:"run"`
 	Goals         []GoalDocument     `json:"goals"`
@@ -84,6 +86,8 @@ type EndpointDocument struct {
 	LatencyDocument
 	SQLPerRequest     float64               `json:"sql_per_request"`
 	SQLSource         string                `json:"sql_source"`
+	SQLMethod         string                `json:"sql_method,omitempty"`
+	SQLMargin         float64               `json:"sql_margin,omitempty"`
 	DBMsPerRequest    float64               `json:"db_ms_per_request"`
 	Statuses          map[string]int64      `json:"statuses"`
 	Failures          []FailureDocument     `json:"failures"`
@@ -128,6 +132,8 @@ func NewRunDocument(r *RunReport) RunDocument {
 		LatencyDocument: latencyDoc(o),
 		SQLPerRequest:   round(o.SQL.PerRequest, 3),
 		SQLSource:       o.SQL.Source,
+		SQLMethod:       o.SQL.Method,
+		SQLMargin:       round(o.SQL.Margin, 3),
 		MockMisses:      s.Info.MockMisses,
 		Run:             runInfoDoc(s),
 		Goals:           goalDocs(r.Goals),
@@ -204,6 +210,8 @@ func endpointDoc(e *analyzer.EndpointSummary) EndpointDocument {
 		LatencyDocument:   latencyDoc(e),
 		SQLPerRequest:     round(e.SQL.PerRequest, 3),
 		SQLSource:         e.SQL.Source,
+		SQLMethod:         e.SQL.Method,
+		SQLMargin:         round(e.SQL.Margin, 3),
 		DBMsPerRequest:    round(e.DBTime().DBTimePerRequest, 3),
 		Statuses:          e.Statuses,
 		Failures:          []FailureDocument{},
@@ -300,6 +308,8 @@ type StatsDocument struct {
 	LatencyDocument
 	SQLPerRequest  float64 `json:"sql_per_request"`
 	SQLSource      string  `json:"sql_source"`
+	SQLMethod      string  `json:"sql_method,omitempty"`
+	SQLMargin      float64 `json:"sql_margin,omitempty"`
 	DBMsPerRequest float64 `json:"db_ms_per_request"`
 }
 
@@ -383,6 +393,7 @@ func statsDoc(e *analyzer.EndpointSummary) StatsDocument {
 	return StatsDocument{
 		Requests: e.Requests, Failed: e.Failed, SuccessRate: round(e.SuccessRate, 3), TPS: round(e.TPS, 3), ExplainRequests: e.ExplainRequests,
 		LatencyDocument: latencyDoc(e), SQLPerRequest: round(e.SQL.PerRequest, 3), SQLSource: e.SQL.Source,
+		SQLMethod: e.SQL.Method, SQLMargin: round(e.SQL.Margin, 3),
 		DBMsPerRequest: round(e.DBTime().DBTimePerRequest, 3),
 	}
 }

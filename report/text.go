@@ -66,7 +66,13 @@ func runNotes(s *analyzer.Summary) []string {
 	case analyzer.SQLSourceExplain:
 		notes = append(notes, "SQL statements per request come from the explain phase (requests replayed one at a time: exact).")
 	case analyzer.SQLSourceLoad:
+		if o.SQL.Method == analyzer.SQLMethodExact {
+			notes = append(notes, "SQL statements per request come from the load phase (every statement attributed: exact).")
+			break
+		}
 		notes = append(notes, "SQL statements per request come from the load phase (what the counter could attribute).")
+	case analyzer.SQLSourceLoadEstimate:
+		notes = append(notes, "SQL statements per request come from the load phase: statements no request could be told apart by were shared out over the requests in flight by least squares (~: estimated, ± its 95% margin; ≥: a lower bound).")
 	default:
 		notes = append(notes, "SQL statements per request come from the explain phase where there was one (exact), else from the load phase.")
 	}

@@ -86,6 +86,8 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 		return nil, fmt.Errorf("run: summarize: %w", sumErr)
 	}
 	sum.Info = s.info
+	// The counter's unattributed statements are complete only now.
+	sum.ShareUnattributedSQL(s.info.UnattributedSQL)
 	rep := &report.RunReport{Summary: sum, Goals: analyzer.Check(sum, cfg.Goals), Artifacts: []report.Artifact{{Name: "run file", Path: cfg.Side.RunPath}}}
 	if s.build != nil {
 		rep.Artifacts = append(rep.Artifacts, report.Artifact{Name: "build log", Path: cfg.Side.LogPath})

@@ -208,6 +208,10 @@ func (s *Side) open(vus int, settings map[string]string) error {
 	}
 	s.rp = rp
 	s.info = snapshots.RunInfo{Name: s.sc.Name, Snapshot: c.Snapshot, Target: s.target, Started: time.Now(), Settings: s.settings(settings)}
+	if s.sql != nil {
+		// Kept from the start, so that the summary keeps every request's span.
+		s.info.UnattributedSQL = snapshots.SQLHistogram{Bin: snapshots.DefaultSQLBin}
+	}
 	if s.run, err = snapshots.CreateRun(s.sc.RunPath, s.info); err != nil {
 		return err
 	}
@@ -226,6 +230,7 @@ func (s *Side) finish(st replayer.Stats) error {
 	s.info.MockMisses = s.MockMisses()
 	if s.sql != nil {
 		s.info.Statements = s.sql.Stats().Statements
+		s.info.UnattributedSQL = s.sql.Unattributed()
 	}
 	s.info.Wiring = s.wiringFacts()
 	stallSettings(s.info.Settings, st)

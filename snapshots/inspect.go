@@ -56,6 +56,15 @@ type EndpointSummary struct {
 	// since statements belong to inbound requests).
 	Statements    int64   `json:"statements"`
 	SQLPerRequest float64 `json:"sql_per_request"`
+	// SQLMethod says how SQLPerRequest was found for an inbound endpoint:
+	// "exact" (every statement that ran while its requests were in flight
+	// was attributed), "estimated" (statements that could not be
+	// attributed were shared out by least squares over windows of time,
+	// SQLMargin says how sure), or "unknown"; empty when not worked out.
+	SQLMethod string `json:"sql_method,omitempty"`
+	// SQLMargin is the half-width of the estimate's 95% interval, in
+	// statements per request; zero when exact.
+	SQLMargin float64 `json:"sql_margin,omitempty"`
 }
 
 // StatusClasses counts exchanges by response status class. Failed counts

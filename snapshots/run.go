@@ -35,6 +35,11 @@ type RunInfo struct {
 	// Wiring is what the run's mock and SQL counter saw of the builds that
 	// used them; nil in run files written before replay recorded it.
 	Wiring *Wiring
+	// UnattributedSQL counts, per interval of time, the statements the
+	// counter could not attribute to a request, for estimating the SQL of
+	// requests that overlapped; not kept (zero Bin) in runs without a
+	// counter and in older run files.
+	UnattributedSQL SQLHistogram
 }
 
 // RunWriter streams results into a new run file. Like Writer, it commits
@@ -109,9 +114,10 @@ func (w *RunWriter) Add(r *Result) {
 	w.b.add(r)
 }
 
-// Close writes info (its Ended, MockMisses, Statements, Wiring and
-// Settings replace those given to CreateRun; a zero Ended means now, nil
-// Settings or Wiring keep the earlier ones), commits and closes the file.
+// Close writes info (its Ended, MockMisses, Statements, Wiring,
+// UnattributedSQL and Settings replace those given to CreateRun; a zero
+// Ended means now, nil Settings or Wiring keep the earlier ones), commits
+// and closes the file.
 func (w *RunWriter) Close(info RunInfo) error {
 	err := w.b.close()
 	final := w.info
@@ -124,6 +130,7 @@ func (w *RunWriter) Close(info RunInfo) error {
 	if info.Wiring != nil {
 		final.Wiring = info.Wiring
 	}
+	final.UnattributedSQL = info.UnattributedSQL
 	if info.Settings != nil {
 		final.Settings = info.Settings
 	}
@@ -249,6 +256,13 @@ func writeRunInfo(db *sql.DB, info RunInfo, base int64) error {
 			return fmt.Errorf("store run info: %w", err)
 		}
 		kv = append(kv, [2]string{"wiring", string(b)})
+	}
+	if info.UnattributedSQL.Kept() {
+		h, err := marshalHistogram(info.UnattributedSQL)
+		if err != nil {
+			return fmt.Errorf("store run info: %w", err)
+		}
+		kv = append(kv, [2]string{"unattributed_sql", h})
 	}
 	tx, err := db.Begin()
 	if err != nil {

@@ -73,6 +73,10 @@ func readRunInfo(db *sql.DB) (info RunInfo, base int64, err error) {
 			if err := json.Unmarshal([]byte(v), info.Wiring); err != nil {
 				return info, 0, fmt.Errorf("read run info: wiring: %w", err)
 			}
+		case "unattributed_sql":
+			if info.UnattributedSQL, err = unmarshalHistogram(v); err != nil {
+				return info, 0, fmt.Errorf("read run info: unattributed_sql: %w", err)
+			}
 		}
 	}
 	if err := rows.Err(); err != nil {

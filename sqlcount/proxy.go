@@ -57,6 +57,7 @@ type Proxy struct {
 
 	fps        *fingerprints
 	tracker    *tracker
+	unattr     unattributed
 	statements atomic.Int64
 	connSeq    atomic.Int64
 	conns      atomic.Int64 // connections past their startup, cancel requests not counted
@@ -217,6 +218,9 @@ func (p *Proxy) record(s *session, st stmtRef, proto string, win *window, start,
 		// An empty query is a pool's liveness ping ("-- ping", ";"): the
 		// driver's, not the request's.
 		exch = p.tracker.attribute(st.trace, win, st.fp.text, d)
+		if exch == 0 {
+			p.unattr.add(start)
+		}
 	}
 	if p.onStatement == nil {
 		return

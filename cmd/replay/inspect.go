@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/replaykit/replay/analyzer"
 	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/snapshots"
 )
@@ -25,7 +26,9 @@ func newCmdInspect(s streams) *cobra.Command {
 		Long: `inspect summarizes a snapshot: its exchanges per direction, service and
 endpoint, with their count, status classes (2xx/3xx/4xx/5xx/failed), recorded
 latency (average and p95, in milliseconds) and the SQL statements per request
-of inbound endpoints; then the most frequent statement fingerprints and the
+of inbound endpoints (exact, or estimated with a margin when requests
+overlapped and statements could not be attributed: shown "~2.25±0.1", in JSON
+sql_method "estimated" and sql_margin); then the most frequent statement fingerprints and the
 capture statistics (requests seen against requests recorded).
 
 The file is opened read-only, so a snapshot can be inspected while replay
@@ -58,6 +61,9 @@ func inspectRun(ctx context.Context, opts *inspectOptions) error {
 	defer s.Close()
 	inv, err := snapshots.Inspect(ctx, s)
 	if err != nil {
+		return err
+	}
+	if err := analyzer.InventorySQL(ctx, s, inv); err != nil {
 		return err
 	}
 	if opts.format == "json" {

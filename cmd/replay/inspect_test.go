@@ -70,8 +70,10 @@ func TestInspectJSON(t *testing.T) {
 		}
 		if *e.Endpoint == "GET /orders" {
 			found = true
-			if *e.Direction != "inbound" || *e.Service != "127.0.0.1:8080" || *e.Count != 4 || *e.SQLPerRequest != 51 {
-				t.Errorf("GET /orders = %s %s count %d sql/req %v; want inbound 127.0.0.1:8080 4 51",
+			// 51 attributed per request; 2 statements of no request ran
+			// while they were in flight, so the figure is an estimate.
+			if *e.Direction != "inbound" || *e.Service != "127.0.0.1:8080" || *e.Count != 4 || *e.SQLPerRequest < 51 || *e.SQLPerRequest > 51.5 {
+				t.Errorf("GET /orders = %s %s count %d sql/req %v; want inbound 127.0.0.1:8080 4 51 to 51.5",
 					*e.Direction, *e.Service, *e.Count, *e.SQLPerRequest)
 			}
 		}

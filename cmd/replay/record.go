@@ -172,7 +172,8 @@ func recordRun(ctx context.Context, opts *recordOptions) error {
 	if serveErr != nil {
 		return serveErr
 	}
-	return printSummary(opts.stdout, opts.out, s.Summary(), p.pgListen != "")
+	// ctx ended to stop the recording; the summary still reads the snapshot.
+	return printSummary(context.WithoutCancel(ctx), opts.stdout, opts.out, s.Summary(), p.pgListen != "")
 }
 
 // watchInterrupts turns interrupts into a stop: the first (or the end of

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 
+	"github.com/replaykit/replay/analyzer"
 	"github.com/replaykit/replay/internal/ca"
 	"github.com/replaykit/replay/recorder"
 	"github.com/replaykit/replay/snapshots"
@@ -48,7 +50,7 @@ func dialable(a net.Addr) string {
 
 // printSummary prints the exchanges per endpoint and the capture statistics
 // as the snapshot file out holds them; withSQL adds the SQL columns.
-func printSummary(w io.Writer, out string, sum recorder.TallySummary, withSQL bool) error {
+func printSummary(ctx context.Context, w io.Writer, out string, sum recorder.TallySummary, withSQL bool) error {
 	snap, err := snapshots.Open(out)
 	if err != nil {
 		return fmt.Errorf("record: reopen: %w", err)
@@ -58,5 +60,30 @@ func printSummary(w io.Writer, out string, sum recorder.TallySummary, withSQL bo
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
+	if withSQL {
+		if err := estimateTally(ctx, snap, &sum); err != nil {
+			return fmt.Errorf("record: %w", err)
+		}
+	}
 	return sum.WriteText(w, out, cs, withSQL)
+}
+
+// estimateTally fills the SQL per request of sum's inbound rows from the
+// snapshot, exact or estimated (analyzer.EstimateSQL).
+func estimateTally(ctx context.Context, snap *snapshots.Snapshot, sum *recorder.TallySummary) error {
+	spans, h, err := snap.SQLSpans(ctx)
+	if err != nil {
+		return err
+	}
+	ests := map[string]analyzer.SQLEstimate{}
+	for _, e := range analyzer.EstimateSQL(spans, h) {
+		ests[e.Key] = e
+	}
+	for i := range sum.Rows {
+		row := &sum.Rows[i]
+		if e, ok := ests[snapshots.InventoryKey(row.Service, row.Endpoint)]; ok && row.Direction == snapshots.Inbound {
+			row.SQLPerRequest, row.SQLMethod, row.SQLMargin = e.PerRequest, e.Method, e.Margin
+		}
+	}
+	return nil
 }
