@@ -51,7 +51,7 @@ func Summarize(ctx context.Context, info snapshots.RunInfo, results iter.Seq2[*s
 	if info.Name != "" {
 		op = fmt.Sprintf("summarize run %q", info.Name)
 	}
-	a := &runAcc{opts: opts, endpoints: map[string]*endpointAcc{}, slices: map[int]int64{}, sliceSpans: map[int][2]time.Time{}, allSliced: true}
+	a := &runAcc{opts: opts, endpoints: map[string]*endpointAcc{}, slices: map[int]int64{}, sliceSpans: map[int][2]time.Time{}, allSliced: true, weights: info.ExplainWeights}
 	n := 0
 	for r, err := range results {
 		if err != nil {
@@ -84,6 +84,8 @@ type runAcc struct {
 	// sliceSpans bound each slice's load: an interleaved run's slices are
 	// apart (the other side's run in between), so its span is their sum.
 	sliceSpans map[int][2]time.Time
+	// weights are the run's explain weights (RunInfo.ExplainWeights).
+	weights map[int64]float64
 }
 
 func (a *runAcc) add(r *snapshots.Result) {
@@ -94,7 +96,11 @@ func (a *runAcc) add(r *snapshots.Result) {
 		a.endpoints[name] = e
 	}
 	if r.Phase == snapshots.PhaseExplain {
-		e.addExplain(r)
+		w, ok := a.weights[r.ExchangeID]
+		if !ok || w <= 0 {
+			w = 1
+		}
+		e.addExplain(r, w)
 		return
 	}
 	a.loads++
@@ -198,6 +204,7 @@ func (a *runAcc) summary(info snapshots.RunInfo) *Summary {
 		s.Overall.ServiceTime = exactStats(allSvc)
 	}
 	s.Overall.SQL = weightedSQL(s.Endpoints)
+	CheckLoad(s)
 	return s
 }
 
@@ -225,13 +232,13 @@ func newEndpointAcc(name string, opts SummarizeOptions) *endpointAcc {
 	}
 }
 
-func (e *endpointAcc) addExplain(r *snapshots.Result) {
+func (e *endpointAcc) addExplain(r *snapshots.Result, w float64) {
 	e.explainRequests++
 	if r.Failed() {
 		e.explainFailed++
 	}
 	if r.SQLCounted {
-		e.explainSQL.add(r.SQL)
+		e.explainSQL.add(r.SQL, w)
 	}
 }
 
@@ -243,7 +250,7 @@ func (e *endpointAcc) addLoad(r *snapshots.Result) {
 		e.addFailure(r)
 	}
 	if r.SQLCounted {
-		e.loadSQL.add(r.SQL)
+		e.loadSQL.add(r.SQL, 1)
 	}
 	if r.Done.IsZero() {
 		return
