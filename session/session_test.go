@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaykit/replay/internal/pgtest"
 	"github.com/replaykit/replay/internal/redact"
 	"github.com/replaykit/replay/mock"
 	"github.com/replaykit/replay/replayer"
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) {
 		}))
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 func inbound(paths ...string) []*snapshots.Exchange {
