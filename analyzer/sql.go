@@ -32,7 +32,7 @@ type fpAcc struct {
 	wcount float64 // count weighted by the requests' weights
 	wdur   float64 // database time in ns, weighted likewise
 	with   int64   // requests with at least one
-	lo, hi int   // per-request count among requests with at least one
+	lo, hi int     // per-request count among requests with at least one
 }
 
 // add counts one request's statements; w is the number of requests it
