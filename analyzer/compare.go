@@ -125,7 +125,7 @@ type EndpointComparison struct {
 	// was not counted on both sides).
 	SQLVerdict Verdict
 	// SQLExact reports whether both sides' counts come from the explain
-	// phase.
+	// phase and both runs' self-checks (Summary.SQLCheck) agree.
 	SQLExact bool
 	// SQL compares statements per request by fingerprint, largest change
 	// first.
@@ -240,6 +240,11 @@ func Compare(base, cand *Summary, opts CompareOptions) (*Comparison, error) {
 	} else if c.MockMisses[1] > 0 {
 		c.Notes = append(c.Notes, fmt.Sprintf("both runs made upstream calls the snapshot has no answer for (baseline %d, candidate %d)", c.MockMisses[0], c.MockMisses[1]))
 	}
+	for i, s := range []*Summary{c.Baseline, c.Candidate} {
+		if n := SQLCheckNote([2]string{"baseline", "candidate"}[i], s); n != "" {
+			c.Notes = append(c.Notes, n)
+		}
+	}
 	return c, nil
 }
 
@@ -306,7 +311,7 @@ func compareEndpoint(c *Comparison, name string, pairA, pairB map[int32]int32, p
 		ch.Ratio = ratio(int64(math.Round(ch.Candidate*1000)), int64(math.Round(ch.Baseline*1000)))
 	}
 	e.SQL = fingerprintChanges(b, k)
-	e.SQLVerdict, e.SQLExact = sqlVerdict(b, k, o)
+	e.SQLVerdict, e.SQLExact = sqlVerdict(b, k, o, c.Baseline.SQLTrusted() && c.Candidate.SQLTrusted())
 	e.FailureVerdict, e.FailureZ = failureVerdict(b, k, o)
 
 	enough := b.sample != nil && k.sample != nil &&

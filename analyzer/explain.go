@@ -64,7 +64,7 @@ func explainRegression(c *Comparison, e *EndpointComparison) (cause, text string
 		}
 	default:
 		var s string
-		cause, s = latencyCause(e, lat)
+		cause, s = latencyCause(c, e, lat)
 		parts = append(parts, s)
 	}
 	return cause, strings.Join(parts, "; ")
@@ -165,8 +165,12 @@ func direction(delta float64) string {
 
 // latencyCause explains a latency regression: by the database when its time
 // per request grew by at least half the mean latency's growth, else by the
-// app.
-func latencyCause(e *EndpointComparison, lat string) (cause, text string) {
+// app. The SQL counter's view of the load, when both runs have it, is the
+// evidence (see loadCause); else each endpoint's DBTime.
+func latencyCause(c *Comparison, e *EndpointComparison, lat string) (cause, text string) {
+	if cause, text, ok := loadCause(c, e, lat); ok {
+		return cause, text
+	}
 	b, k := e.Baseline, e.Candidate
 	tb, tk := b.DBTime(), k.DBTime()
 	if !tb.Counted() || !tk.Counted() {

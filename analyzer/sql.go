@@ -19,20 +19,28 @@ const (
 // sqlAcc accumulates the statements attributed to requests of one phase.
 type sqlAcc struct {
 	requests int64
-	fps      map[string]*fpAcc
+	// weight sums the requests' weights: the requests of the load each
+	// stands for (an explain request of a common shape counts more); one
+	// per request when unweighted.
+	weight float64
+	fps    map[string]*fpAcc
 }
 
 // fpAcc accumulates one fingerprint.
 type fpAcc struct {
 	count  int64
 	dur    time.Duration
-	with   int64 // requests with at least one
-	lo, hi int   // per-request count among requests with at least one
+	wcount float64 // count weighted by the requests' weights
+	wdur   float64 // database time in ns, weighted likewise
+	with   int64   // requests with at least one
+	lo, hi int     // per-request count among requests with at least one
 }
 
-// add counts one request's statements.
-func (a *sqlAcc) add(counts []snapshots.SQLCount) {
+// add counts one request's statements; w is the number of requests it
+// stands for (1 unless weighted).
+func (a *sqlAcc) add(counts []snapshots.SQLCount, w float64) {
 	a.requests++
+	a.weight += w
 	if a.fps == nil {
 		a.fps = map[string]*fpAcc{}
 	}
@@ -64,6 +72,8 @@ func (a *sqlAcc) add(counts []snapshots.SQLCount) {
 		}
 		f.count += int64(n)
 		f.dur += d
+		f.wcount += w * float64(n)
+		f.wdur += w * float64(d)
 		f.with++
 		f.lo = min(f.lo, n)
 		f.hi = max(f.hi, n)
@@ -82,6 +92,7 @@ func dup(counts []snapshots.SQLCount, i int) bool {
 
 func (a *sqlAcc) merge(o *sqlAcc) {
 	a.requests += o.requests
+	a.weight += o.weight
 	if len(o.fps) > 0 && a.fps == nil {
 		a.fps = map[string]*fpAcc{}
 	}
@@ -93,6 +104,8 @@ func (a *sqlAcc) merge(o *sqlAcc) {
 		}
 		f.count += of.count
 		f.dur += of.dur
+		f.wcount += of.wcount
+		f.wdur += of.wdur
 		f.with += of.with
 		f.lo = min(f.lo, of.lo)
 		f.hi = max(f.hi, of.hi)
@@ -104,26 +117,32 @@ func (a *sqlAcc) stats(source string) SQLStats {
 		return SQLStats{}
 	}
 	s := SQLStats{Source: source, Requests: a.requests}
-	n := float64(a.requests)
-	var dur time.Duration
+	// Per-request figures are weighted means: each request counts for the
+	// requests of the load it stands for.
+	n := a.weight
+	if n <= 0 {
+		n = float64(a.requests)
+	}
+	var wcount, wdur float64
 	for fp, f := range a.fps {
 		fs := FingerprintStats{
 			Fingerprint:      fp,
 			Count:            f.count,
-			PerRequest:       float64(f.count) / n,
+			PerRequest:       f.wcount / n,
 			MaxPerRequest:    f.hi,
-			DBTimePerRequest: durMs(f.dur) / n,
+			DBTimePerRequest: f.wdur / float64(time.Millisecond) / n,
 			PerCall:          durMs(f.dur) / float64(f.count),
 		}
 		if f.with == a.requests {
 			fs.MinPerRequest = f.lo
 		}
 		s.Statements += f.count
-		dur += f.dur
+		wcount += f.wcount
+		wdur += f.wdur
 		s.Fingerprints = append(s.Fingerprints, fs)
 	}
-	s.PerRequest = float64(s.Statements) / n
-	s.DBTimePerRequest = durMs(dur) / n
+	s.PerRequest = wcount / n
+	s.DBTimePerRequest = wdur / float64(time.Millisecond) / n
 	sortFingerprints(s.Fingerprints)
 	return s
 }

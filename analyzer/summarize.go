@@ -51,7 +51,7 @@ func Summarize(ctx context.Context, info snapshots.RunInfo, results iter.Seq2[*s
 	if info.Name != "" {
 		op = fmt.Sprintf("summarize run %q", info.Name)
 	}
-	a := &runAcc{opts: opts, endpoints: map[string]*endpointAcc{}, slices: map[int]int64{}, sliceSpans: map[int][2]time.Time{}, allSliced: true}
+	a := &runAcc{opts: opts, endpoints: map[string]*endpointAcc{}, slices: map[int]int64{}, sliceSpans: map[int][2]time.Time{}, allSliced: true, weights: info.ExplainWeights}
 	a.counted = info.UnattributedSQL.Kept()
 	n := 0
 	for r, err := range results {
@@ -90,6 +90,8 @@ type runAcc struct {
 	// spans for EstimateSQL (72 bytes each).
 	counted bool
 	spans   []snapshots.SQLSpan
+	// weights are the run's explain weights (RunInfo.ExplainWeights).
+	weights map[int64]float64
 }
 
 func (a *runAcc) add(r *snapshots.Result) {
@@ -100,7 +102,11 @@ func (a *runAcc) add(r *snapshots.Result) {
 		a.endpoints[name] = e
 	}
 	if r.Phase == snapshots.PhaseExplain {
-		e.addExplain(r)
+		w, ok := a.weights[r.ExchangeID]
+		if !ok || w <= 0 {
+			w = 1
+		}
+		e.addExplain(r, w)
 		return
 	}
 	a.loads++
@@ -129,7 +135,7 @@ func (a *runAcc) add(r *snapshots.Result) {
 	}
 	e.addLoad(r)
 	if a.counted {
-		e.loadAll.add(r.SQL)
+		e.loadAll.add(r.SQL, 1)
 		if !r.Sent.IsZero() && !r.Done.IsZero() {
 			a.spans = append(a.spans, snapshots.SQLSpan{Key: e.name, Start: r.Sent, End: r.Done, Statements: int64(r.Statements())})
 		}
@@ -212,6 +218,7 @@ func (a *runAcc) summary(info snapshots.RunInfo) *Summary {
 	s.Overall.SQL = weightedSQL(s.Endpoints)
 	s.Overall.spans = a.spans
 	s.ShareUnattributedSQL(info.UnattributedSQL)
+	CheckLoad(s)
 	return s
 }
 
@@ -240,13 +247,13 @@ func newEndpointAcc(name string, opts SummarizeOptions) *endpointAcc {
 	}
 }
 
-func (e *endpointAcc) addExplain(r *snapshots.Result) {
+func (e *endpointAcc) addExplain(r *snapshots.Result, w float64) {
 	e.explainRequests++
 	if r.Failed() {
 		e.explainFailed++
 	}
 	if r.SQLCounted {
-		e.explainSQL.add(r.SQL)
+		e.explainSQL.add(r.SQL, w)
 	}
 }
 
@@ -258,7 +265,7 @@ func (e *endpointAcc) addLoad(r *snapshots.Result) {
 		e.addFailure(r)
 	}
 	if r.SQLCounted {
-		e.loadSQL.add(r.SQL)
+		e.loadSQL.add(r.SQL, 1)
 	}
 	if r.Done.IsZero() {
 		return

@@ -43,6 +43,13 @@ type Summary struct {
 	Slices []int
 	// Sliced reports whether every load-phase result had a Slice > 0.
 	Sliced bool
+	// LoadCounter holds what the SQL counter saw during the load, every
+	// statement attributed or not, over the load's requests (Source
+	// SQLSourceCounter); not Counted when the run file has no such totals.
+	LoadCounter SQLStats
+	// SQLCheck compares the explain phase's statements per request with
+	// the load's; nil when the run lacks either.
+	SQLCheck *SQLCheck
 }
 
 // Endpoint returns the summary of the named endpoint, or nil when the run

@@ -30,12 +30,13 @@ func latencyVerdict(ch Change, minAbs, minRel float64) Verdict {
 	}
 }
 
-// sqlVerdict judges statements per request on their own.
-func sqlVerdict(b, k *EndpointSummary, o CompareOptions) (Verdict, bool) {
+// sqlVerdict judges statements per request on their own; trusted says
+// both runs' explain figures passed their self-check (Summary.SQLTrusted).
+func sqlVerdict(b, k *EndpointSummary, o CompareOptions, trusted bool) (Verdict, bool) {
 	if !b.SQL.Counted() || !k.SQL.Counted() {
 		return "", false
 	}
-	exact := b.SQL.Source == SQLSourceExplain && k.SQL.Source == SQLSourceExplain
+	exact := trusted && b.SQL.Source == SQLSourceExplain && k.SQL.Source == SQLSourceExplain
 	bp, kp := b.SQL.PerRequest, k.SQL.PerRequest
 	d := kp - bp
 	switch {

@@ -37,6 +37,11 @@ type Side struct {
 	// Sink receives the side's explain and load results (a
 	// *snapshots.RunWriter); warmup results are not given to it.
 	Sink ResultSink
+	// Measure, when set, is called as each of the side's load slices
+	// starts, and the function it returns as the slice ends (explain
+	// phase, warmup and resets are outside), e.g. to take the side's SQL
+	// counter's totals over its load.
+	Measure func() (end func())
 }
 
 // Reset phases, as ComparePlan.Reset is told them.
@@ -268,6 +273,9 @@ func (plan *ComparePlan) slice(ctx context.Context, s Side, i, n int, d time.Dur
 	p.Phase, p.Slice, p.Explain, p.Iterations = "", i, 0, 0
 	p.Duration = d
 	p.Progress = plan.progress(s.Name, "load", max(i, 1), n)
+	if s.Measure != nil {
+		defer s.Measure()()
+	}
 	st, err := s.Replayer.Run(ctx, p, s.Sink)
 	addStats(sum, st)
 	if err != nil {

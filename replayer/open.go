@@ -221,11 +221,18 @@ func (r *Replayer) recordedSpan() (time.Duration, error) {
 	return sp + sp/time.Duration(len(order)-1), nil
 }
 
-// Explain replays up to perEndpoint requests of every endpoint, one at a
-// time, in recorded order, with Phase snapshots.PhaseExplain and the given
-// slice. With nothing else in flight every SQL statement the target runs
-// belongs to the one request, so the counts are exact. It does not move the
-// load's position in the request sequence.
+// Explain replays the distinct requests of every endpoint one at a time,
+// with Phase snapshots.PhaseExplain and the given slice: one request of
+// each request shape (method, path, query, body), up to perEndpoint shapes
+// per endpoint, and beyond that a sample spread over the shapes by how often
+// they occur in the request sequence (see ExplainWeights for the weight of
+// each). With nothing else in flight every SQL statement the target runs
+// belongs to the one request, so the counts are exact.
+//
+// Before them, one warm-up request per endpoint is sent and dropped, its
+// statements attributed to no request: a build's start-up work (a schema
+// introspected on its first request, caches filled) is not a request's.
+// It does not move the load's position in the request sequence.
 func (r *Replayer) Explain(ctx context.Context, perEndpoint, slice int, sink ResultSink) (Stats, error) {
 	if perEndpoint <= 0 {
 		return Stats{}, fmt.Errorf("replayer: %w", planError(FieldExplain, "", strconv.Itoa(perEndpoint), "is not a positive number of requests per endpoint"))
@@ -243,20 +250,28 @@ func (r *Replayer) Explain(ctx context.Context, perEndpoint, slice int, sink Res
 func (r *Replayer) explain(ctx context.Context, perEndpoint, slice int, sink ResultSink) (Stats, error) {
 	p := LoadPlan{Phase: snapshots.PhaseExplain, Slice: slice}
 	c := &counters{started: time.Now()}
-	taken := map[string]int{}
 	cn := newConn(ctx, &r.pool)
 	defer cn.close()
+	interrupted := func() (Stats, error) {
+		return c.stats(p, "explain"), fmt.Errorf("replayer: explain interrupted: %w", ctx.Err())
+	}
+	warmed := map[string]bool{}
 	for _, t := range r.templates {
-		if taken[t.endpoint] >= perEndpoint {
+		if warmed[t.endpoint] {
 			continue
 		}
-		taken[t.endpoint]++
+		warmed[t.endpoint] = true
+		if r.sendAs(ctx, cn, t, &snapshots.Result{}, false) || ctx.Err() != nil {
+			return interrupted()
+		}
+	}
+	for _, pk := range r.explainPicks(perEndpoint) {
 		res := &snapshots.Result{Intended: time.Now()}
 		c.enter()
-		canceled := r.send(ctx, cn, t, res)
+		canceled := r.send(ctx, cn, pk.t, res)
 		c.leave()
 		if canceled || ctx.Err() != nil {
-			return c.stats(p, "explain"), fmt.Errorf("replayer: explain interrupted: %w", ctx.Err())
+			return interrupted()
 		}
 		emit(c, p, res, sink)
 	}

@@ -181,6 +181,12 @@ const errNotSent = "not sent: target stalled"
 // It reports whether the run's own cancellation cut the request short, in
 // which case res is not a measurement.
 func (r *Replayer) send(ctx context.Context, c *conn, t *template, res *snapshots.Result) (canceled bool) {
+	return r.sendAs(ctx, c, t, res, r.cfg.SQL != nil)
+}
+
+// sendAs is send, telling the SQL counter about the request only when
+// counting (a warm-up request's statements belong to no request).
+func (r *Replayer) sendAs(ctx context.Context, c *conn, t *template, res *snapshots.Result, counting bool) (canceled bool) {
 	tp, traceID, id := newTraceparent()
 	res.ExchangeID = t.id
 	res.Endpoint = t.endpoint
@@ -189,7 +195,6 @@ func (r *Replayer) send(ctx context.Context, c *conn, t *template, res *snapshot
 	res.RecordedStatus = t.status
 	res.TraceID = traceID
 
-	counting := r.cfg.SQL != nil
 	var w window
 	if counting {
 		w = r.alone.begin()

@@ -257,27 +257,36 @@ func TestExplainPhaseThenLoadWithSQLCounts(t *testing.T) {
 	if _, err := r.Run(context.Background(), LoadPlan{Explain: 2, VUs: 3, Iterations: 1}, &s); err != nil {
 		t.Fatal(err)
 	}
+	// Each endpoint's 5 requests have one shape: one explain request each,
+	// standing for 5, after one warm-up request per endpoint.
 	res := s.all()
-	if len(res) != 6+15 {
-		t.Fatalf("%d results, want 6 explain + 15 load", len(res))
+	if len(res) != 3+15 {
+		t.Fatalf("%d results, want 3 explain + 15 load", len(res))
 	}
 	perEndpoint := map[string]int{}
-	for i, x := range res[:6] {
+	for i, x := range res[:3] {
 		if x.Phase != snapshots.PhaseExplain || !x.SQLCounted || x.Statements() != 1 {
 			t.Errorf("explain result %d: %+v", i, x)
 		}
 		perEndpoint[x.Endpoint]++
 	}
-	if diff := cmp.Diff(map[string]int{"GET /a": 2, "GET /b/{id}": 2, "GET /c": 2}, perEndpoint); diff != "" {
+	if diff := cmp.Diff(map[string]int{"GET /a": 1, "GET /b/{id}": 1, "GET /c": 1}, perEndpoint); diff != "" {
 		t.Errorf("explain requests per endpoint (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[int64]float64{1: 5, 2: 5, 3: 5}, r.ExplainWeights(2)); diff != "" {
+		t.Errorf("explain weights (-want +got):\n%s", diff)
 	}
 	for _, q := range tg.seen()[:6] {
 		if q.Concurrent != 1 {
-			t.Errorf("an explain request arrived with %d in flight; want one at a time", q.Concurrent)
+			t.Errorf("a warm-up or explain request arrived with %d in flight; want one at a time", q.Concurrent)
 		}
 	}
+	res = res[3:]
+	if n := len(c.calls); n != 2*18 {
+		t.Errorf("%d counter calls, want 36: warm-up requests are not counted", n)
+	}
 	notAlone := 0
-	for _, x := range res[6:] {
+	for _, x := range res {
 		if x.Phase != snapshots.PhaseLoad || len(x.SQL) != 1 || !c.traces[x.TraceID] {
 			t.Errorf("load result %+v", x)
 		}

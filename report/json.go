@@ -61,6 +61,22 @@ type RunInfoDocument struct {
 	// Wiring is what the run's mock and SQL counter saw of the builds
 	// (snapshots.Wiring); absent in run files that did not record it.
 	Wiring *snapshots.Wiring `json:"wiring,omitempty"`
+	// LoadSQL is what the SQL counter saw during the load and how it
+	// compares with the explain phase; absent when not measured.
+	LoadSQL *LoadSQLDocument `json:"load_sql,omitempty"`
+}
+
+// LoadSQLDocument is the SQL counter's view of a run's load, and the
+// self-check of the explain phase against it.
+type LoadSQLDocument struct {
+	Statements        int64   `json:"statements"`
+	Requests          int64   `json:"requests"`
+	PerRequest        float64 `json:"per_request"`
+	DBMsPerRequest    float64 `json:"db_ms_per_request"`
+	ExplainPerRequest float64 `json:"explain_per_request,omitempty"`
+	// Agree is the self-check: explain and load within 10%; absent when
+	// there was no explain phase to check.
+	Agree *bool `json:"agree,omitempty"`
 }
 
 // GoalDocument is one goal's outcome.
@@ -170,6 +186,13 @@ func runInfoDoc(s *analyzer.Summary) RunInfoDocument {
 	d := RunInfoDocument{Name: i.Name, Snapshot: i.Snapshot, Target: i.Target, Settings: i.Settings, Statements: i.Statements, MockMisses: i.MockMisses, Wiring: i.Wiring}
 	if d.Settings == nil {
 		d.Settings = map[string]string{}
+	}
+	if c := s.LoadCounter; c.Counted() {
+		d.LoadSQL = &LoadSQLDocument{Statements: c.Statements, Requests: c.Requests, PerRequest: round(c.PerRequest, 3), DBMsPerRequest: round(c.DBTimePerRequest, 3)}
+		if ck := s.SQLCheck; ck != nil {
+			d.LoadSQL.ExplainPerRequest = round(ck.ExplainPerRequest, 3)
+			d.LoadSQL.Agree = &ck.Agree
+		}
 	}
 	if !i.Started.IsZero() {
 		t := i.Started.UTC()

@@ -60,18 +60,20 @@ func runNotes(s *analyzer.Summary) []string {
 	o := s.Overall
 	notes := []string{fmt.Sprintf("Latency runs from each request's intended start; from the actual send, p95 is %s and p99 %s.",
 		analyzer.FormatMs(o.ServiceTime.P95), analyzer.FormatMs(o.ServiceTime.P99))}
-	switch o.SQL.Source {
-	case "":
+	switch check := analyzer.SQLCheckNote("", s); {
+	case check != "":
+		notes = append(notes, check+".")
+	case o.SQL.Source == "":
 		notes = append(notes, "SQL statements were not counted.")
-	case analyzer.SQLSourceExplain:
+	case o.SQL.Source == analyzer.SQLSourceExplain:
 		notes = append(notes, "SQL statements per request come from the explain phase (requests replayed one at a time: exact).")
-	case analyzer.SQLSourceLoad:
+	case o.SQL.Source == analyzer.SQLSourceLoad:
 		if o.SQL.Method == analyzer.SQLMethodExact {
 			notes = append(notes, "SQL statements per request come from the load phase (every statement attributed: exact).")
 			break
 		}
 		notes = append(notes, "SQL statements per request come from the load phase (what the counter could attribute).")
-	case analyzer.SQLSourceLoadEstimate:
+	case o.SQL.Source == analyzer.SQLSourceLoadEstimate:
 		notes = append(notes, "SQL statements per request come from the load phase: statements no request could be told apart by were shared out over the requests in flight by least squares (~: estimated, ± its 95% margin; ≥: a lower bound).")
 	default:
 		notes = append(notes, "SQL statements per request come from the explain phase where there was one (exact), else from the load phase.")

@@ -81,7 +81,8 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 		if err := s.open(plan.Load.VUs, settings); err != nil {
 			return nil, fmt.Errorf("compare: %w", err)
 		}
-		rs[i] = replayer.Side{Name: s.sc.Name, Replayer: s.rp, Sink: s.run}
+		s.explainWeights(plan.Explain)
+		rs[i] = replayer.Side{Name: s.sc.Name, Replayer: s.rp, Sink: s.run, Measure: s.measure}
 	}
 	st, runErr := replayer.Compare(ctx, plan, rs[0], rs[1])
 	for i, s := range sides {

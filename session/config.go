@@ -23,9 +23,9 @@ const (
 	DefaultVUs      = 4
 	DefaultDuration = 20 * time.Second
 	DefaultWarmup   = time.Second
-	// DefaultExplain is the explain phase's requests per endpoint when SQL
-	// is counted.
-	DefaultExplain = 3
+	// DefaultExplain is the explain phase's cap of distinct request shapes
+	// per endpoint when SQL is counted (see replayer.Explain).
+	DefaultExplain = 10
 )
 
 // Config is what every side of a session shares.

@@ -73,8 +73,9 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	}
 	// Results go to the run file and, as they come, to the summary, so the
 	// report needs no second pass over the file.
+	s.explainWeights(cfg.Plan.Explain)
 	sink := newSummarySink(ctx, s.run, s.info)
-	st, runErr := s.rp.Run(ctx, cfg.Plan, sink)
+	st, runErr := runMeasured(ctx, s, cfg.Plan, sink)
 	sum, sumErr := sink.summary()
 	if err := s.finish(st); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
@@ -88,11 +89,28 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	sum.Info = s.info
 	// The counter's unattributed statements are complete only now.
 	sum.ShareUnattributedSQL(s.info.UnattributedSQL)
+	analyzer.CheckLoad(sum)
 	rep := &report.RunReport{Summary: sum, Goals: analyzer.Check(sum, cfg.Goals), Artifacts: []report.Artifact{{Name: "run file", Path: cfg.Side.RunPath}}}
 	if s.build != nil {
 		rep.Artifacts = append(rep.Artifacts, report.Artifact{Name: "build log", Path: cfg.Side.LogPath})
 	}
 	return &RunResult{Report: rep, Stats: st, MockMisses: s.info.MockMisses, Interrupted: runErr != nil}, nil
+}
+
+// runMeasured runs the explain phase, when the plan has one, then the load,
+// taking the SQL counter's totals around the load alone.
+func runMeasured(ctx context.Context, s *Side, p replayer.LoadPlan, sink replayer.ResultSink) (replayer.Stats, error) {
+	if err := p.Validate(); err != nil {
+		return replayer.Stats{}, fmt.Errorf("replayer: %w", err)
+	}
+	if p.Explain > 0 {
+		if _, err := s.rp.Explain(ctx, p.Explain, p.Slice, sink); err != nil {
+			return replayer.Stats{}, err
+		}
+		p.Explain = 0
+	}
+	defer s.measure()()
+	return s.rp.Run(ctx, p, sink)
 }
 
 func maxStage(p replayer.LoadPlan) int {

@@ -35,6 +35,7 @@ type Side struct {
 	rp     *replayer.Replayer
 	run    *snapshots.RunWriter
 	info   snapshots.RunInfo
+	load   loadSQL
 }
 
 // Name is the side's name.
@@ -218,6 +219,24 @@ func (s *Side) open(vus int, settings map[string]string) error {
 	return nil
 }
 
+// measure is called as a load call starts and returns the function to
+// call as it ends: the SQL counter's statements in between are the load's
+// (RunInfo.LoadSQL). It does nothing without a counter.
+func (s *Side) measure() func() {
+	if s.sql == nil {
+		return func() {}
+	}
+	return s.load.measure(s.sql)
+}
+
+// explainWeights records in the run file how many requests of the
+// sequence each explain request stands for.
+func (s *Side) explainWeights(explain int) {
+	if explain > 0 && s.rp != nil {
+		s.info.ExplainWeights = s.rp.ExplainWeights(explain)
+	}
+}
+
 // finish stops the build and closes the run file with what the side
 // measured: its load's stats, mock misses and statements.
 func (s *Side) finish(st replayer.Stats) error {
@@ -231,6 +250,7 @@ func (s *Side) finish(st replayer.Stats) error {
 	if s.sql != nil {
 		s.info.Statements = s.sql.Stats().Statements
 		s.info.UnattributedSQL = s.sql.Unattributed()
+		s.info.LoadSQL = s.load.result()
 	}
 	s.info.Wiring = s.wiringFacts()
 	stallSettings(s.info.Settings, st)

@@ -40,6 +40,38 @@ type RunInfo struct {
 	// requests that overlapped; not kept (zero Bin) in runs without a
 	// counter and in older run files.
 	UnattributedSQL SQLHistogram
+	// ExplainWeights gives, per recorded exchange ID replayed in the
+	// explain phase, how many requests of the load's request sequence it
+	// stands for (its request shape's share, see replayer.Explain), so that
+	// the explain phase's per-request figures follow the load's mix. Nil in
+	// runs written before it existed: every explain request counts once.
+	ExplainWeights map[int64]float64
+	// LoadSQL is what the SQL counter saw while the load ran (explain
+	// phase, warm-up and reset excluded), attributed or not; nil when no
+	// counter was in place or the run predates it.
+	LoadSQL *LoadSQL
+}
+
+// LoadSQL is what the SQL counter saw during a run's load: every statement,
+// whichever request it belonged to.
+type LoadSQL struct {
+	// Statements counts the statements (a pool's empty liveness pings
+	// excluded).
+	Statements int64
+	// Total is their database time.
+	Total time.Duration
+	// Fingerprints break the figures down, most statements first.
+	Fingerprints []LoadFingerprint
+}
+
+// LoadFingerprint is one statement fingerprint of a LoadSQL.
+type LoadFingerprint struct {
+	// Fingerprint is the folded statement text.
+	Fingerprint string
+	// Count is the number of statements.
+	Count int64
+	// Total is their database time.
+	Total time.Duration
 }
 
 // RunWriter streams results into a new run file. Like Writer, it commits
@@ -116,8 +148,8 @@ func (w *RunWriter) Add(r *Result) {
 
 // Close writes info (its Ended, MockMisses, Statements, Wiring,
 // UnattributedSQL and Settings replace those given to CreateRun; a zero
-// Ended means now, nil Settings or Wiring keep the earlier ones), commits
-// and closes the file.
+// Ended means now; nil Settings, Wiring, ExplainWeights and LoadSQL keep
+// the earlier ones), commits and closes the file.
 func (w *RunWriter) Close(info RunInfo) error {
 	err := w.b.close()
 	final := w.info
@@ -131,6 +163,12 @@ func (w *RunWriter) Close(info RunInfo) error {
 		final.Wiring = info.Wiring
 	}
 	final.UnattributedSQL = info.UnattributedSQL
+	if info.ExplainWeights != nil {
+		final.ExplainWeights = info.ExplainWeights
+	}
+	if info.LoadSQL != nil {
+		final.LoadSQL = info.LoadSQL
+	}
 	if info.Settings != nil {
 		final.Settings = info.Settings
 	}
@@ -263,6 +301,21 @@ func writeRunInfo(db *sql.DB, info RunInfo, base int64) error {
 			return fmt.Errorf("store run info: %w", err)
 		}
 		kv = append(kv, [2]string{"unattributed_sql", h})
+	}
+	// Added later: absent from older files, which read as nil.
+	if info.ExplainWeights != nil {
+		b, err := json.Marshal(info.ExplainWeights)
+		if err != nil {
+			return fmt.Errorf("store run info: explain weights: %w", err)
+		}
+		kv = append(kv, [2]string{"explain_weights", string(b)})
+	}
+	if info.LoadSQL != nil {
+		b, err := json.Marshal(info.LoadSQL)
+		if err != nil {
+			return fmt.Errorf("store run info: load sql: %w", err)
+		}
+		kv = append(kv, [2]string{"load_sql", string(b)})
 	}
 	tx, err := db.Begin()
 	if err != nil {

@@ -66,6 +66,15 @@ func readRunInfo(db *sql.DB) (info RunInfo, base int64, err error) {
 			info.MockMisses = n
 		case "statements":
 			info.Statements = n
+		case "explain_weights":
+			if err := json.Unmarshal([]byte(v), &info.ExplainWeights); err != nil {
+				return info, 0, fmt.Errorf("read run info: explain weights: %w", err)
+			}
+		case "load_sql":
+			info.LoadSQL = new(LoadSQL)
+			if err := json.Unmarshal([]byte(v), info.LoadSQL); err != nil {
+				return info, 0, fmt.Errorf("read run info: load sql: %w", err)
+			}
 		case "base_ns":
 			base = n
 		case "wiring":

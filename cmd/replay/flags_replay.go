@@ -43,7 +43,7 @@ func (r *replayFlags) addFlags(f *pflag.FlagSet) {
 	r.mock.addFlags(f)
 	r.postgres.addFlags(f)
 	f.BoolVar(&r.sqlTraced, "sql-traced", false, "the build puts each request's traceparent in its SQL comments (sqlcommenter): count SQL under load too")
-	f.Var(autoInt{&r.explain}, "explain", "replay `N` requests of every endpoint one at a time first (on each side), for exact SQL counts (default 3 with --postgres, else 0)")
+	f.Var(autoInt{&r.explain}, "explain", "replay up to `N` distinct requests (method, path, query, body) of every endpoint one at a time first (on each side), after one warm-up request per endpoint, for exact SQL counts weighted by the load's mix (default 10 with --postgres, else 0)")
 	f.DurationVar(&r.timeout, "timeout", replayer.DefaultTimeout, "per-request timeout `D`")
 	f.IntVar(&r.maxInFlight, "max-inflight", replayer.DefaultMaxInFlight, "at most `N` requests in flight (and connections), per side; raised to --vus")
 	f.DurationVar(&r.startTimeout, "start-timeout", session.DefaultStartTimeout, "wait at most `D` for each build to answer")
