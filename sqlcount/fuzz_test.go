@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -232,8 +233,9 @@ func TestFuzzCorpus(t *testing.T) {
 	}
 }
 
-// FuzzFingerprint lexes and fingerprints arbitrary text: no panic, and the
-// statements found lie within the text, in order.
+// FuzzFingerprint lexes and fingerprints arbitrary text: no panic, the
+// statements found lie within the text, in order, and a fingerprint is its
+// own fingerprint.
 func FuzzFingerprint(f *testing.F) {
 	for _, s := range []string{"SELECT 1; SELECT 'a;b'", "SELECT $$x$$ -- c\n; /* a /* b */ */", "E'\\''", "x IN (1,-2,$3)", "BEGIN ATOMIC END; CASE"} {
 		f.Add(s)
@@ -248,6 +250,9 @@ func FuzzFingerprint(f *testing.F) {
 			}
 			last = sp.end
 		}
-		Fingerprint(sql)
+		fp := Fingerprint(sql)
+		if again := Fingerprint(fp); again != fp && utf8.ValidString(sql) {
+			t.Fatalf("Fingerprint(%q) = %q, its fingerprint %q", sql, fp, again)
+		}
 	})
 }
