@@ -234,7 +234,7 @@ func TestBeginEndConcurrent(t *testing.T) {
 				id := int64(g*1000 + i)
 				tr.begin(id, fmt.Sprintf("%032x", id+1))
 				w := tr.cur.Load()
-				tr.attribute(fmt.Sprintf("%032x", id+1), w, "x", time.Millisecond)
+				tr.attribute(fmt.Sprintf("%032x", id+1), w, "x", time.Millisecond, false)
 				if c := tr.end(id); len(c) != 1 || c[0].Count != 1 {
 					t.Errorf("request %d: %v", id, c)
 					return

@@ -274,8 +274,9 @@ func TestPgxBatch(t *testing.T) {
 			if len(got) != 2 || got[0].Err != "" || got[1].Err != "22012" {
 				t.Errorf("statements of a failing batch = %+v, want the INSERT and the failing SELECT", got)
 			}
-			if st := tp.Stats(); st.Statements != n+1+2 {
-				t.Errorf("Stats().Statements = %d, want %d", st.Statements, n+1+2)
+			// The failing SELECT is an error, not a completed statement.
+			if st := tp.Stats(); st.Statements != n+1+1 || st.Errors != 1 {
+				t.Errorf("Stats() = %d statements, %d errors; want %d and 1", st.Statements, st.Errors, n+1+1)
 			}
 			// The connection still counts right after the error.
 			tp.reset()

@@ -32,14 +32,21 @@ func fingerprintShape(shape string) string {
 	return normalize(shape)
 }
 
-// fingerprint is one fingerprint's running totals.
+// fingerprint is one fingerprint's running totals: statements that
+// completed (count, total) and statements the server rejected (errors).
 type fingerprint struct {
-	text  string
-	count atomic.Int64
-	total atomic.Int64 // nanoseconds
+	text   string
+	count  atomic.Int64
+	total  atomic.Int64 // nanoseconds
+	errors atomic.Int64
 }
 
-func (f *fingerprint) add(d time.Duration) {
+// add counts a statement that took d; failed says the server rejected it.
+func (f *fingerprint) add(d time.Duration, failed bool) {
+	if failed {
+		f.errors.Add(1)
+		return
+	}
 	f.count.Add(1)
 	f.total.Add(int64(d))
 }

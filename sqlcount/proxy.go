@@ -58,6 +58,7 @@ type Proxy struct {
 	fps        *fingerprints
 	tracker    *tracker
 	statements atomic.Int64
+	errors     atomic.Int64
 	connSeq    atomic.Int64
 	bufs       sync.Pool
 
@@ -66,10 +67,14 @@ type Proxy struct {
 	goroutinesOnly bool
 }
 
-// Stats are the totals of a proxy since it was made.
+// Stats are the totals of a proxy since it was made. A statement the server
+// rejected (it ended in an ErrorResponse) counts in Errors, not in
+// Statements, Count or Total.
 type Stats struct {
-	// Statements is the number of statements completed.
+	// Statements is the number of statements completed without error.
 	Statements int64
+	// Errors is the number of statements the server rejected.
+	Errors int64
 	// Fingerprints holds the totals per fingerprint, the most frequent
 	// first (ties in fingerprint order).
 	Fingerprints []FingerprintStats
@@ -79,9 +84,14 @@ type Stats struct {
 type FingerprintStats struct {
 	// Fingerprint is the folded statement text.
 	Fingerprint string
-	// Count is the number of statements with this fingerprint.
+	// Count is the number of statements with this fingerprint that
+	// completed without error.
 	Count int64
-	// Total is their summed duration, and Mean Total/Count.
+	// Errors is the number of statements with this fingerprint that the
+	// server rejected.
+	Errors int64
+	// Total is the summed duration of those completed, and Mean
+	// Total/Count (zero when Count is).
 	Total time.Duration
 	Mean  time.Duration
 }
@@ -175,19 +185,20 @@ func (p *Proxy) End(id int64) []snapshots.SQLCount { return p.tracker.end(id) }
 
 // Stats returns the totals so far.
 func (p *Proxy) Stats() Stats {
-	st := Stats{Statements: p.statements.Load()}
+	st := Stats{Statements: p.statements.Load(), Errors: p.errors.Load()}
 	for _, fp := range p.fps.all() {
-		n := fp.count.Load()
-		if n == 0 {
+		n, e := fp.count.Load(), fp.errors.Load()
+		if n == 0 && e == 0 {
 			continue
 		}
-		total := time.Duration(fp.total.Load())
-		st.Fingerprints = append(st.Fingerprints, FingerprintStats{
-			Fingerprint: fp.text, Count: n, Total: total, Mean: total / time.Duration(n),
-		})
+		f := FingerprintStats{Fingerprint: fp.text, Count: n, Errors: e, Total: time.Duration(fp.total.Load())}
+		if n > 0 {
+			f.Mean = f.Total / time.Duration(n)
+		}
+		st.Fingerprints = append(st.Fingerprints, f)
 	}
 	slices.SortFunc(st.Fingerprints, func(a, b FingerprintStats) int {
-		if c := cmp.Compare(b.Count, a.Count); c != 0 {
+		if c := cmp.Compare(b.Count+b.Errors, a.Count+a.Errors); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.Fingerprint, b.Fingerprint)
@@ -195,16 +206,22 @@ func (p *Proxy) Stats() Stats {
 	return st
 }
 
-// record counts a completed statement, attributes it and reports it.
+// record counts a completed statement (failed when errText is set: the
+// server rejected it), attributes it and reports it.
 func (p *Proxy) record(conn int64, st stmtRef, proto string, win *window, start, end time.Time, rows int64, tag []byte, errText string) {
 	d := max(end.Sub(start), 0)
-	st.fp.add(d)
-	p.statements.Add(1)
+	failed := errText != ""
+	st.fp.add(d, failed)
+	if failed {
+		p.errors.Add(1)
+	} else {
+		p.statements.Add(1)
+	}
 	var exch int64
 	if st.fp.text != "" {
 		// An empty query is a pool's liveness ping ("-- ping", ";"): the
 		// driver's, not the request's.
-		exch = p.tracker.attribute(st.trace, win, st.fp.text, d)
+		exch = p.tracker.attribute(st.trace, win, st.fp.text, d, failed)
 	}
 	if p.onStatement == nil {
 		return
