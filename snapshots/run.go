@@ -30,8 +30,12 @@ type RunInfo struct {
 	// MockMisses counts requests the mock could not answer.
 	MockMisses int64
 	// Statements counts SQL statements seen by the counter in total,
-	// attributed or not.
+	// attributed or not, that completed without error.
 	Statements int64
+	// StatementErrors counts the statements the server rejected, attributed
+	// or not; zero in run files of version 1, which counted them in
+	// Statements.
+	StatementErrors int64
 }
 
 // RunWriter streams results into a new run file. Like Writer, it commits
@@ -106,9 +110,9 @@ func (w *RunWriter) Add(r *Result) {
 	w.b.add(r)
 }
 
-// Close writes info (its Ended, MockMisses, Statements and Settings
-// replace those given to CreateRun; a zero Ended means now, nil Settings
-// keep the earlier ones), commits and closes the file.
+// Close writes info (its Ended, MockMisses, Statements, StatementErrors and
+// Settings replace those given to CreateRun; a zero Ended means now, nil
+// Settings keep the earlier ones), commits and closes the file.
 func (w *RunWriter) Close(info RunInfo) error {
 	err := w.b.close()
 	final := w.info
@@ -118,6 +122,7 @@ func (w *RunWriter) Close(info RunInfo) error {
 	}
 	final.MockMisses = info.MockMisses
 	final.Statements = info.Statements
+	final.StatementErrors = info.StatementErrors
 	if info.Settings != nil {
 		final.Settings = info.Settings
 	}
@@ -235,6 +240,7 @@ func writeRunInfo(db *sql.DB, info RunInfo, base int64) error {
 		{"settings", string(settings)},
 		{"mock_misses", strconv.FormatInt(info.MockMisses, 10)},
 		{"statements", strconv.FormatInt(info.Statements, 10)},
+		{"statement_errors", strconv.FormatInt(info.StatementErrors, 10)},
 		{"base_ns", strconv.FormatInt(base, 10)},
 	}
 	tx, err := db.Begin()

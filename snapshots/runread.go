@@ -66,6 +66,8 @@ func readRunInfo(db *sql.DB) (info RunInfo, base int64, err error) {
 			info.MockMisses = n
 		case "statements":
 			info.Statements = n
+		case "statement_errors":
+			info.StatementErrors = n
 		case "base_ns":
 			base = n
 		}
