@@ -24,11 +24,14 @@ func explain(c *Comparison, e *EndpointComparison) {
 	case Regression:
 		e.Cause, e.Explanation = explainRegression(c, e)
 	case Improvement:
-		e.Cause, e.Explanation = explainImprovement(e)
+		e.Cause, e.Explanation = explainImprovement(c, e)
 	case Inconclusive:
 		e.Cause, e.Explanation = explainInconclusive(c, e)
 	default:
 		e.Cause, e.Explanation = CauseNoChange, unchangedSentence(c, e)
+	}
+	if s := sqlErrorsClause(c, e); s != "" {
+		e.Explanation += "; " + s
 	}
 }
 
@@ -40,10 +43,10 @@ func explainRegression(c *Comparison, e *EndpointComparison) (cause, text string
 		if fc, ok := nPlusOne(e, c.Options.NPlusOneMin); ok {
 			cause = CauseNPlusOne
 			e.Fingerprint = fc.Fingerprint
-			parts = append(parts, nPlusOneSentence(e, fc))
+			parts = append(parts, nPlusOneSentence(c, e, fc))
 		} else {
 			cause = CauseSQL
-			parts = append(parts, sqlSentence(e))
+			parts = append(parts, sqlSentence(c, e))
 		}
 		if e.FailureVerdict == Regression {
 			parts = append(parts, failureSentence(e))
@@ -64,17 +67,17 @@ func explainRegression(c *Comparison, e *EndpointComparison) (cause, text string
 		}
 	default:
 		var s string
-		cause, s = latencyCause(e, lat)
+		cause, s = latencyCause(c, e, lat)
 		parts = append(parts, s)
 	}
 	return cause, strings.Join(parts, "; ")
 }
 
-func explainImprovement(e *EndpointComparison) (cause, text string) {
+func explainImprovement(c *Comparison, e *EndpointComparison) (cause, text string) {
 	var parts []string
 	if e.SQLVerdict == Improvement {
 		cause = CauseSQL
-		parts = append(parts, sqlSentence(e))
+		parts = append(parts, sqlSentence(c, e))
 	}
 	if e.FailureVerdict == Improvement {
 		if cause == "" {
@@ -166,7 +169,7 @@ func direction(delta float64) string {
 // latencyCause explains a latency regression: by the database when its time
 // per request grew by at least half the mean latency's growth, else by the
 // app.
-func latencyCause(e *EndpointComparison, lat string) (cause, text string) {
+func latencyCause(c *Comparison, e *EndpointComparison, lat string) (cause, text string) {
 	b, k := e.Baseline, e.Candidate
 	tb, tk := b.DBTime(), k.DBTime()
 	if !tb.Counted() || !tk.Counted() {
@@ -187,11 +190,11 @@ func latencyCause(e *EndpointComparison, lat string) (cause, text string) {
 			best.CandidatePerRequest <= 1.25*best.BaselinePerRequest+0.5 {
 			e.Fingerprint = best.Fingerprint
 			return CauseSlowerSQL, fmt.Sprintf("`%s` got slower: %s → %s per call (%s database time per request); %s",
-				ShortFingerprint(best.Fingerprint, FingerprintWidth), FormatMs(best.BaselinePerCall), FormatMs(best.CandidatePerCall),
+				c.statementName(best.Fingerprint), FormatMs(best.BaselinePerCall), FormatMs(best.CandidatePerCall),
 				signedMs(best.CandidateDBTimePerRequest-best.BaselineDBTimePerRequest), lat)
 		}
 		if sqlDelta >= 0.5 {
-			return CauseSQL, sqlSentence(e) + "; " + lat
+			return CauseSQL, sqlSentence(c, e) + "; " + lat
 		}
 		return CauseSlowerSQL, fmt.Sprintf("database time per request rose %s → %s; %s",
 			FormatMs(tb.DBTimePerRequest), FormatMs(tk.DBTimePerRequest), lat)
@@ -229,7 +232,7 @@ func hasParameter(fp string) bool {
 	return false
 }
 
-func nPlusOneSentence(e *EndpointComparison, f FingerprintChange) string {
+func nPlusOneSentence(c *Comparison, e *EndpointComparison, f FingerprintChange) string {
 	runs := FormatCount(f.CandidatePerRequest)
 	if fs := e.Candidate.SQL.Fingerprint(f.Fingerprint); fs != nil && fs.MinPerRequest != fs.MaxPerRequest {
 		runs = fmt.Sprintf("%s times per request on average (%d–%d", runs, fs.MinPerRequest, fs.MaxPerRequest)
@@ -237,7 +240,7 @@ func nPlusOneSentence(e *EndpointComparison, f FingerprintChange) string {
 	} else {
 		runs += " times per request (baseline " + FormatCount(f.BaselinePerRequest) + ")"
 	}
-	s := fmt.Sprintf("N+1: `%s` runs %s", ShortFingerprint(f.Fingerprint, FingerprintWidth), runs)
+	s := fmt.Sprintf("N+1: `%s` runs %s", c.statementName(f.Fingerprint), runs)
 	if d := f.CandidateDBTimePerRequest - f.BaselineDBTimePerRequest; d > 0 {
 		s += fmt.Sprintf(", adding %s database time per request", FormatMs(d))
 	}
@@ -246,7 +249,7 @@ func nPlusOneSentence(e *EndpointComparison, f FingerprintChange) string {
 
 // sqlSentence describes a change in statements per request, naming the
 // fingerprints that changed most.
-func sqlSentence(e *EndpointComparison) string {
+func sqlSentence(c *Comparison, e *EndpointComparison) string {
 	b, k := e.Baseline, e.Candidate
 	d := k.SQL.PerRequest - b.SQL.PerRequest
 	word := "more"
@@ -260,7 +263,7 @@ func sqlSentence(e *EndpointComparison) string {
 			break
 		}
 		if f.Delta()*d > 0 && math.Abs(f.Delta()) >= 0.5 {
-			named = append(named, fmt.Sprintf("`%s` %s → %s", ShortFingerprint(f.Fingerprint, FingerprintWidth),
+			named = append(named, fmt.Sprintf("`%s` %s → %s", c.statementName(f.Fingerprint),
 				FormatCount(f.BaselinePerRequest), FormatCount(f.CandidatePerRequest)))
 		}
 	}

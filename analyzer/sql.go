@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"time"
 
@@ -25,8 +26,9 @@ type sqlAcc struct {
 type fpAcc struct {
 	count  int64
 	dur    time.Duration
-	with   int64 // requests with at least one
-	lo, hi int   // per-request count among requests with at least one
+	errors int64 // statements the server rejected, apart from count and dur
+	with   int64 // requests with at least one completed
+	lo, hi int   // per-request count among requests with at least one (lo math.MaxInt while with is 0)
 }
 
 // add counts one request's statements.
@@ -39,14 +41,16 @@ func (a *sqlAcc) add(counts []snapshots.SQLCount) {
 		if dup(counts, i) {
 			continue
 		}
-		n, d := c.Count, c.Duration
+		n, d, e := c.Count, c.Duration, c.Errors
 		for _, o := range counts[i+1:] {
 			if o.Fingerprint == c.Fingerprint {
 				n += o.Count
 				d += o.Duration
+				e += o.Errors
 			}
 		}
-		if n <= 0 {
+		n, e = max(n, 0), max(e, 0)
+		if n == 0 && e == 0 {
 			continue
 		}
 		fp := c.Fingerprint
@@ -57,9 +61,13 @@ func (a *sqlAcc) add(counts []snapshots.SQLCount) {
 				f = a.fps[fp]
 			}
 			if f == nil {
-				f = &fpAcc{lo: n, hi: n}
+				f = &fpAcc{lo: math.MaxInt}
 				a.fps[fp] = f
 			}
+		}
+		f.errors += int64(e)
+		if n == 0 {
+			continue
 		}
 		f.count += int64(n)
 		f.dur += d
@@ -92,6 +100,7 @@ func (a *sqlAcc) merge(o *sqlAcc) {
 		}
 		f.count += of.count
 		f.dur += of.dur
+		f.errors += of.errors
 		f.with += of.with
 		f.lo = min(f.lo, of.lo)
 		f.hi = max(f.hi, of.hi)
@@ -112,16 +121,22 @@ func (a *sqlAcc) stats(source string) SQLStats {
 			PerRequest:       float64(f.count) / n,
 			MaxPerRequest:    f.hi,
 			DBTimePerRequest: durMs(f.dur) / n,
-			PerCall:          durMs(f.dur) / float64(f.count),
+			Errors:           f.errors,
+			ErrorsPerRequest: float64(f.errors) / n,
+		}
+		if f.count > 0 {
+			fs.PerCall = durMs(f.dur) / float64(f.count)
 		}
 		if f.with == a.requests {
 			fs.MinPerRequest = f.lo
 		}
 		s.Statements += f.count
+		s.Errors += f.errors
 		dur += f.dur
 		s.Fingerprints = append(s.Fingerprints, fs)
 	}
 	s.PerRequest = float64(s.Statements) / n
+	s.ErrorsPerRequest = float64(s.Errors) / n
 	s.DBTimePerRequest = durMs(dur) / n
 	sortFingerprints(s.Fingerprints)
 	return s
@@ -147,8 +162,8 @@ func durMs(d time.Duration) float64 { return float64(d) / float64(time.Milliseco
 func weightedSQL(eps []*EndpointSummary) SQLStats {
 	var s SQLStats
 	type fpSum struct {
-		count                 int64
-		perReq, dbReq         float64
+		count, errors         int64
+		perReq, dbReq, errReq float64
 		lo, hi, endpointsWith int
 	}
 	fps := map[string]*fpSum{}
@@ -172,7 +187,9 @@ func weightedSQL(eps []*EndpointSummary) SQLStats {
 		total += w
 		s.Requests += e.SQL.Requests
 		s.Statements += e.SQL.Statements
+		s.Errors += e.SQL.Errors
 		s.PerRequest += w * e.SQL.PerRequest
+		s.ErrorsPerRequest += w * e.SQL.ErrorsPerRequest
 		s.DBTimePerRequest += w * e.SQL.DBTimePerRequest
 		for _, f := range e.SQL.Fingerprints {
 			a := fps[f.Fingerprint]
@@ -181,6 +198,8 @@ func weightedSQL(eps []*EndpointSummary) SQLStats {
 				fps[f.Fingerprint] = a
 			}
 			a.count += f.Count
+			a.errors += f.Errors
+			a.errReq += w * f.ErrorsPerRequest
 			a.perReq += w * f.PerRequest
 			a.dbReq += w * f.DBTimePerRequest
 			a.lo = min(a.lo, f.MinPerRequest)
@@ -196,6 +215,7 @@ func weightedSQL(eps []*EndpointSummary) SQLStats {
 	}
 	s.PerRequest /= total
 	s.DBTimePerRequest /= total
+	s.ErrorsPerRequest /= total
 	for fp, a := range fps {
 		f := FingerprintStats{
 			Fingerprint:      fp,
@@ -203,6 +223,8 @@ func weightedSQL(eps []*EndpointSummary) SQLStats {
 			PerRequest:       a.perReq / total,
 			MaxPerRequest:    a.hi,
 			DBTimePerRequest: a.dbReq / total,
+			Errors:           a.errors,
+			ErrorsPerRequest: a.errReq / total,
 		}
 		if a.endpointsWith == counted {
 			f.MinPerRequest = a.lo
