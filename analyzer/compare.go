@@ -89,8 +89,9 @@ type Comparison struct {
 	Names map[string]string
 }
 
-// statementName returns the name explanations give the fingerprint fp.
-func (c *Comparison) statementName(fp string) string {
+// StatementName returns the name explanations give the fingerprint fp (see
+// Names); ShortFingerprint's for one of neither run.
+func (c *Comparison) StatementName(fp string) string {
 	if n, ok := c.Names[fp]; ok {
 		return n
 	}

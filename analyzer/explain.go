@@ -190,7 +190,7 @@ func latencyCause(c *Comparison, e *EndpointComparison, lat string) (cause, text
 			best.CandidatePerRequest <= 1.25*best.BaselinePerRequest+0.5 {
 			e.Fingerprint = best.Fingerprint
 			return CauseSlowerSQL, fmt.Sprintf("`%s` got slower: %s → %s per call (%s database time per request); %s",
-				c.statementName(best.Fingerprint), FormatMs(best.BaselinePerCall), FormatMs(best.CandidatePerCall),
+				c.StatementName(best.Fingerprint), FormatMs(best.BaselinePerCall), FormatMs(best.CandidatePerCall),
 				signedMs(best.CandidateDBTimePerRequest-best.BaselineDBTimePerRequest), lat)
 		}
 		if sqlDelta >= 0.5 {
@@ -240,7 +240,7 @@ func nPlusOneSentence(c *Comparison, e *EndpointComparison, f FingerprintChange)
 	} else {
 		runs += " times per request (baseline " + FormatCount(f.BaselinePerRequest) + ")"
 	}
-	s := fmt.Sprintf("N+1: `%s` runs %s", c.statementName(f.Fingerprint), runs)
+	s := fmt.Sprintf("N+1: `%s` runs %s", c.StatementName(f.Fingerprint), runs)
 	if d := f.CandidateDBTimePerRequest - f.BaselineDBTimePerRequest; d > 0 {
 		s += fmt.Sprintf(", adding %s database time per request", FormatMs(d))
 	}
@@ -263,7 +263,7 @@ func sqlSentence(c *Comparison, e *EndpointComparison) string {
 			break
 		}
 		if f.Delta()*d > 0 && math.Abs(f.Delta()) >= 0.5 {
-			named = append(named, fmt.Sprintf("`%s` %s → %s", c.statementName(f.Fingerprint),
+			named = append(named, fmt.Sprintf("`%s` %s → %s", c.StatementName(f.Fingerprint),
 				FormatCount(f.BaselinePerRequest), FormatCount(f.CandidatePerRequest)))
 		}
 	}

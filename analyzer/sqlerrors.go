@@ -35,7 +35,7 @@ func sqlErrorsClause(c *Comparison, e *EndpointComparison) string {
 	changes := ErrorChanges(e)
 	var parts []string
 	for _, f := range changes[:min(3, len(changes))] {
-		name := c.statementName(f.Fingerprint)
+		name := c.StatementName(f.Fingerprint)
 		if f.CandidateErrorsPerRequest == 0 {
 			parts = append(parts, fmt.Sprintf("`%s` no longer fails (baseline %s times per request)",
 				name, FormatCount(f.BaselineErrorsPerRequest)))
