@@ -3,7 +3,6 @@ module github.com/replaykit/replay
 go 1.26.8
 
 require (
-	github.com/DataDog/go-sqllexer v0.2.6
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/elazarl/goproxy v1.9.3
 	github.com/google/go-cmp v0.7.0

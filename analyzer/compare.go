@@ -89,6 +89,37 @@ type Comparison struct {
 	Faults []Fault
 	// Options are the options used, defaults filled in.
 	Options CompareOptions
+	// Names are the names explanations give the statements of either run,
+	// by fingerprint: short, and apart from one another (StatementNames
+	// with FingerprintWidth).
+	Names map[string]string
+}
+
+// StatementName returns the name explanations give the fingerprint fp (see
+// Names); ShortFingerprint's for one of neither run.
+func (c *Comparison) StatementName(fp string) string {
+	if n, ok := c.Names[fp]; ok {
+		return n
+	}
+	return ShortFingerprint(fp, FingerprintWidth)
+}
+
+// statementNames names the fingerprints of both summaries.
+func statementNames(base, cand *Summary) map[string]string {
+	var fps []string
+	for _, s := range []*Summary{base, cand} {
+		for _, f := range s.LoadCounter.Fingerprints {
+			fps = append(fps, f.Fingerprint)
+		}
+		for _, e := range s.Endpoints {
+			for _, st := range []*SQLStats{&e.LoadSQL, &e.ExplainSQL} {
+				for _, f := range st.Fingerprints {
+					fps = append(fps, f.Fingerprint)
+				}
+			}
+		}
+	}
+	return StatementNames(fps, FingerprintWidth)
 }
 
 // Endpoint returns the comparison of the named endpoint, or nil.
@@ -169,6 +200,15 @@ type FingerprintChange struct {
 	// BaselineDBTimePerRequest and CandidateDBTimePerRequest are database
 	// time per request in milliseconds (DBTime sources).
 	BaselineDBTimePerRequest, CandidateDBTimePerRequest float64
+	// BaselineErrorsPerRequest and CandidateErrorsPerRequest are the
+	// statements per request the server rejected (preferred SQL source);
+	// they are not in the other figures.
+	BaselineErrorsPerRequest, CandidateErrorsPerRequest float64
+}
+
+// ErrorsDelta is the change in rejected statements per request.
+func (f FingerprintChange) ErrorsDelta() float64 {
+	return f.CandidateErrorsPerRequest - f.BaselineErrorsPerRequest
 }
 
 // Delta is the change in statements per request.
@@ -195,6 +235,7 @@ func Compare(base, cand *Summary, opts CompareOptions) (*Comparison, error) {
 		Method:     MethodIID,
 		Counts:     map[Verdict]int{},
 		MockMisses: [2]int64{base.Info.MockMisses, cand.Info.MockMisses},
+		Names:      statementNames(base, cand),
 	}
 	pairA, pairB, pairs := slicePairs(base, cand, o.MinBlocks)
 	if pairs > 0 {

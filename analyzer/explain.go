@@ -24,11 +24,14 @@ func explain(c *Comparison, e *EndpointComparison) {
 	case Regression:
 		e.Cause, e.Explanation = explainRegression(c, e)
 	case Improvement:
-		e.Cause, e.Explanation = explainImprovement(e)
+		e.Cause, e.Explanation = explainImprovement(c, e)
 	case Inconclusive:
 		e.Cause, e.Explanation = explainInconclusive(c, e)
 	default:
 		e.Cause, e.Explanation = CauseNoChange, unchangedSentence(c, e)
+	}
+	if s := sqlErrorsClause(c, e); s != "" {
+		e.Explanation += "; " + s
 	}
 }
 
@@ -40,10 +43,10 @@ func explainRegression(c *Comparison, e *EndpointComparison) (cause, text string
 		if fc, ok := nPlusOne(e, c.Options.NPlusOneMin); ok {
 			cause = CauseNPlusOne
 			e.Fingerprint = fc.Fingerprint
-			parts = append(parts, nPlusOneSentence(e, fc))
+			parts = append(parts, nPlusOneSentence(c, e, fc))
 		} else {
 			cause = CauseSQL
-			parts = append(parts, sqlSentence(e))
+			parts = append(parts, sqlSentence(c, e))
 		}
 		if e.FailureVerdict == Regression {
 			parts = append(parts, failureSentence(e))
@@ -70,11 +73,11 @@ func explainRegression(c *Comparison, e *EndpointComparison) (cause, text string
 	return cause, strings.Join(parts, "; ")
 }
 
-func explainImprovement(e *EndpointComparison) (cause, text string) {
+func explainImprovement(c *Comparison, e *EndpointComparison) (cause, text string) {
 	var parts []string
 	if e.SQLVerdict == Improvement {
 		cause = CauseSQL
-		parts = append(parts, sqlSentence(e))
+		parts = append(parts, sqlSentence(c, e))
 	}
 	if e.FailureVerdict == Improvement {
 		if cause == "" {
@@ -191,11 +194,11 @@ func latencyCause(c *Comparison, e *EndpointComparison, lat string) (cause, text
 			best.CandidatePerRequest <= 1.25*best.BaselinePerRequest+0.5 {
 			e.Fingerprint = best.Fingerprint
 			return CauseSlowerSQL, fmt.Sprintf("`%s` got slower: %s → %s per call (%s database time per request); %s",
-				ShortFingerprint(best.Fingerprint, FingerprintWidth), FormatMs(best.BaselinePerCall), FormatMs(best.CandidatePerCall),
+				c.StatementName(best.Fingerprint), FormatMs(best.BaselinePerCall), FormatMs(best.CandidatePerCall),
 				signedMs(best.CandidateDBTimePerRequest-best.BaselineDBTimePerRequest), lat)
 		}
 		if sqlDelta >= 0.5 {
-			return CauseSQL, sqlSentence(e) + "; " + lat
+			return CauseSQL, sqlSentence(c, e) + "; " + lat
 		}
 		return CauseSlowerSQL, fmt.Sprintf("database time per request rose %s → %s; %s",
 			FormatMs(tb.DBTimePerRequest), FormatMs(tk.DBTimePerRequest), lat)
@@ -233,7 +236,7 @@ func hasParameter(fp string) bool {
 	return false
 }
 
-func nPlusOneSentence(e *EndpointComparison, f FingerprintChange) string {
+func nPlusOneSentence(c *Comparison, e *EndpointComparison, f FingerprintChange) string {
 	runs := FormatCount(f.CandidatePerRequest)
 	if fs := e.Candidate.SQL.Fingerprint(f.Fingerprint); fs != nil && fs.MinPerRequest != fs.MaxPerRequest {
 		runs = fmt.Sprintf("%s times per request on average (%d–%d", runs, fs.MinPerRequest, fs.MaxPerRequest)
@@ -241,7 +244,7 @@ func nPlusOneSentence(e *EndpointComparison, f FingerprintChange) string {
 	} else {
 		runs += " times per request (baseline " + FormatCount(f.BaselinePerRequest) + ")"
 	}
-	s := fmt.Sprintf("N+1: `%s` runs %s", ShortFingerprint(f.Fingerprint, FingerprintWidth), runs)
+	s := fmt.Sprintf("N+1: `%s` runs %s", c.StatementName(f.Fingerprint), runs)
 	if d := f.CandidateDBTimePerRequest - f.BaselineDBTimePerRequest; d > 0 {
 		s += fmt.Sprintf(", adding %s database time per request", FormatMs(d))
 	}
@@ -250,7 +253,7 @@ func nPlusOneSentence(e *EndpointComparison, f FingerprintChange) string {
 
 // sqlSentence describes a change in statements per request, naming the
 // fingerprints that changed most.
-func sqlSentence(e *EndpointComparison) string {
+func sqlSentence(c *Comparison, e *EndpointComparison) string {
 	b, k := e.Baseline, e.Candidate
 	d := k.SQL.PerRequest - b.SQL.PerRequest
 	word := "more"
@@ -264,7 +267,7 @@ func sqlSentence(e *EndpointComparison) string {
 			break
 		}
 		if f.Delta()*d > 0 && math.Abs(f.Delta()) >= 0.5 {
-			named = append(named, fmt.Sprintf("`%s` %s → %s", ShortFingerprint(f.Fingerprint, FingerprintWidth),
+			named = append(named, fmt.Sprintf("`%s` %s → %s", c.StatementName(f.Fingerprint),
 				FormatCount(f.BaselinePerRequest), FormatCount(f.CandidatePerRequest)))
 		}
 	}

@@ -171,7 +171,7 @@ func loadCause(c *Comparison, e *EndpointComparison, lat string) (cause, text st
 			best.PerRequest <= 1.25*o.PerRequest+0.5 {
 			e.Fingerprint = best.Fingerprint
 			return CauseSlowerSQL, fmt.Sprintf("`%s` slower: %s → %s per call, %s; %s",
-				ShortFingerprint(best.Fingerprint, FingerprintWidth), FormatMs(o.PerCall), FormatMs(best.PerCall), dbClause, lat), true
+				c.StatementName(best.Fingerprint), FormatMs(o.PerCall), FormatMs(best.PerCall), dbClause, lat), true
 		}
 		if o := tb.Fingerprint(best.Fingerprint); o == nil || best.PerRequest > 1.25*o.PerRequest+0.5 {
 			e.Fingerprint = best.Fingerprint
@@ -180,7 +180,7 @@ func loadCause(c *Comparison, e *EndpointComparison, lat string) (cause, text st
 				before = o.PerRequest
 			}
 			return CauseSQL, fmt.Sprintf("`%s` runs more often: %s → %s per request, %s; %s",
-				ShortFingerprint(best.Fingerprint, FingerprintWidth), FormatCount(before), FormatCount(best.PerRequest), dbClause, lat), true
+				c.StatementName(best.Fingerprint), FormatCount(before), FormatCount(best.PerRequest), dbClause, lat), true
 		}
 	}
 	return CauseSlowerSQL, dbClause + "; " + lat, true

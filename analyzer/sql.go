@@ -32,8 +32,10 @@ type fpAcc struct {
 	dur    time.Duration
 	wcount float64 // count weighted by the requests' weights
 	wdur   float64 // database time in ns, weighted likewise
-	with   int64   // requests with at least one
-	lo, hi int     // per-request count among requests with at least one
+	errors int64   // statements the server rejected, apart from count and dur
+	werr   float64 // errors weighted likewise
+	with   int64   // requests with at least one completed
+	lo, hi int     // per-request count among requests with at least one (lo math.MaxInt while with is 0)
 }
 
 // add counts one request's statements; w is the number of requests it
@@ -48,14 +50,16 @@ func (a *sqlAcc) add(counts []snapshots.SQLCount, w float64) {
 		if dup(counts, i) {
 			continue
 		}
-		n, d := c.Count, c.Duration
+		n, d, e := c.Count, c.Duration, c.Errors
 		for _, o := range counts[i+1:] {
 			if o.Fingerprint == c.Fingerprint {
 				n += o.Count
 				d += o.Duration
+				e += o.Errors
 			}
 		}
-		if n <= 0 {
+		n, e = max(n, 0), max(e, 0)
+		if n == 0 && e == 0 {
 			continue
 		}
 		fp := c.Fingerprint
@@ -66,9 +70,14 @@ func (a *sqlAcc) add(counts []snapshots.SQLCount, w float64) {
 				f = a.fps[fp]
 			}
 			if f == nil {
-				f = &fpAcc{lo: n, hi: n}
+				f = &fpAcc{lo: math.MaxInt}
 				a.fps[fp] = f
 			}
+		}
+		f.errors += int64(e)
+		f.werr += w * float64(e)
+		if n == 0 {
+			continue
 		}
 		f.count += int64(n)
 		f.dur += d
@@ -106,6 +115,8 @@ func (a *sqlAcc) merge(o *sqlAcc) {
 		f.dur += of.dur
 		f.wcount += of.wcount
 		f.wdur += of.wdur
+		f.errors += of.errors
+		f.werr += of.werr
 		f.with += of.with
 		f.lo = min(f.lo, of.lo)
 		f.hi = max(f.hi, of.hi)
@@ -123,7 +134,7 @@ func (a *sqlAcc) stats(source string) SQLStats {
 	if n <= 0 {
 		n = float64(a.requests)
 	}
-	var wcount, wdur float64
+	var wcount, wdur, werr float64
 	for fp, f := range a.fps {
 		fs := FingerprintStats{
 			Fingerprint:      fp,
@@ -131,7 +142,11 @@ func (a *sqlAcc) stats(source string) SQLStats {
 			PerRequest:       f.wcount / n,
 			MaxPerRequest:    f.hi,
 			DBTimePerRequest: f.wdur / float64(time.Millisecond) / n,
-			PerCall:          durMs(f.dur) / float64(f.count),
+			Errors:           f.errors,
+			ErrorsPerRequest: f.werr / n,
+		}
+		if f.count > 0 {
+			fs.PerCall = durMs(f.dur) / float64(f.count)
 		}
 		if f.with == a.requests {
 			fs.MinPerRequest = f.lo
@@ -139,9 +154,12 @@ func (a *sqlAcc) stats(source string) SQLStats {
 		s.Statements += f.count
 		wcount += f.wcount
 		wdur += f.wdur
+		s.Errors += f.errors
+		werr += f.werr
 		s.Fingerprints = append(s.Fingerprints, fs)
 	}
 	s.PerRequest = wcount / n
+	s.ErrorsPerRequest = werr / n
 	s.DBTimePerRequest = wdur / float64(time.Millisecond) / n
 	sortFingerprints(s.Fingerprints)
 	return s
@@ -168,8 +186,8 @@ func durMs(d time.Duration) float64 { return float64(d) / float64(time.Milliseco
 func weightedSQL(eps []*EndpointSummary) SQLStats {
 	var s SQLStats
 	type fpSum struct {
-		count                 int64
-		perReq, dbReq         float64
+		count, errors         int64
+		perReq, dbReq, errReq float64
 		lo, hi, endpointsWith int
 	}
 	fps := map[string]*fpSum{}
@@ -201,7 +219,9 @@ func weightedSQL(eps []*EndpointSummary) SQLStats {
 		total += w
 		s.Requests += e.SQL.Requests
 		s.Statements += e.SQL.Statements
+		s.Errors += e.SQL.Errors
 		s.PerRequest += w * e.SQL.PerRequest
+		s.ErrorsPerRequest += w * e.SQL.ErrorsPerRequest
 		s.DBTimePerRequest += w * e.SQL.DBTimePerRequest
 		for _, f := range e.SQL.Fingerprints {
 			a := fps[f.Fingerprint]
@@ -210,6 +230,8 @@ func weightedSQL(eps []*EndpointSummary) SQLStats {
 				fps[f.Fingerprint] = a
 			}
 			a.count += f.Count
+			a.errors += f.Errors
+			a.errReq += w * f.ErrorsPerRequest
 			a.perReq += w * f.PerRequest
 			a.dbReq += w * f.DBTimePerRequest
 			a.lo = min(a.lo, f.MinPerRequest)
@@ -226,6 +248,7 @@ func weightedSQL(eps []*EndpointSummary) SQLStats {
 	s.PerRequest /= total
 	s.DBTimePerRequest /= total
 	s.Margin = math.Sqrt(margin2) / total
+	s.ErrorsPerRequest /= total
 	for fp, a := range fps {
 		f := FingerprintStats{
 			Fingerprint:      fp,
@@ -233,6 +256,8 @@ func weightedSQL(eps []*EndpointSummary) SQLStats {
 			PerRequest:       a.perReq / total,
 			MaxPerRequest:    a.hi,
 			DBTimePerRequest: a.dbReq / total,
+			Errors:           a.errors,
+			ErrorsPerRequest: a.errReq / total,
 		}
 		if a.endpointsWith == counted {
 			f.MinPerRequest = a.lo

@@ -157,10 +157,15 @@ type SQLStats struct {
 	Source string
 	// Requests counts the requests the figures come from (SQLCounted).
 	Requests int64
-	// Statements counts statements in total.
+	// Statements counts statements in total (those that completed without
+	// error).
 	Statements int64
 	// PerRequest is statements per request.
 	PerRequest float64
+	// Errors counts the statements the server rejected, and ErrorsPerRequest
+	// is their number per request; they are in no other figure.
+	Errors           int64
+	ErrorsPerRequest float64
 	// DBTimePerRequest is database time per request, in milliseconds.
 	DBTimePerRequest float64
 	// Fingerprints break the figures down, most statements first.
@@ -193,8 +198,14 @@ func (s *SQLStats) Fingerprint(fp string) *FingerprintStats {
 type FingerprintStats struct {
 	// Fingerprint is the folded statement text.
 	Fingerprint string
-	// Count is the number of statements in total.
+	// Count is the number of statements in total (those that completed
+	// without error).
 	Count int64
+	// Errors is the number the server rejected, and ErrorsPerRequest their
+	// number per request (over all counted requests); they are in no other
+	// figure.
+	Errors           int64
+	ErrorsPerRequest float64
 	// PerRequest is statements per request (over all counted requests).
 	PerRequest float64
 	// MinPerRequest and MaxPerRequest bound the count in one request (zero

@@ -103,10 +103,12 @@ func fingerprintChanges(b, k *EndpointSummary) []FingerprintChange {
 		return &out[i]
 	}
 	for _, f := range b.SQL.Fingerprints {
-		get(f.Fingerprint).BaselinePerRequest = f.PerRequest
+		fc := get(f.Fingerprint)
+		fc.BaselinePerRequest, fc.BaselineErrorsPerRequest = f.PerRequest, f.ErrorsPerRequest
 	}
 	for _, f := range k.SQL.Fingerprints {
-		get(f.Fingerprint).CandidatePerRequest = f.PerRequest
+		fc := get(f.Fingerprint)
+		fc.CandidatePerRequest, fc.CandidateErrorsPerRequest = f.PerRequest, f.ErrorsPerRequest
 	}
 	for _, f := range b.DBTime().Fingerprints {
 		fc := get(f.Fingerprint)

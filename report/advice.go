@@ -248,13 +248,13 @@ func comparisonNext(r *ComparisonReport, q quoter) []string {
 		switch e.Cause {
 		case analyzer.CauseNPlusOne:
 			next = append(next, fmt.Sprintf("Fix the N+1 in %s: fetch what %s reads for all rows in one query (WHERE … = ANY($1), or a JOIN) instead of once per row, then re-run the comparison.",
-				e.Endpoint, q(analyzer.ShortFingerprint(e.Fingerprint, analyzer.FingerprintWidth))))
+				e.Endpoint, q(c.StatementName(e.Fingerprint))))
 		case analyzer.CauseSQL:
 			next = append(next, fmt.Sprintf("Remove or batch the extra statements in %s (see the SQL per fingerprint), then re-run the comparison.", e.Endpoint))
 		case analyzer.CauseSlowerSQL:
 			if e.Fingerprint != "" {
 				next = append(next, fmt.Sprintf("Look at the plan of %s in %s (EXPLAIN ANALYZE: a missing index, a changed query, more rows).",
-					q(analyzer.ShortFingerprint(e.Fingerprint, analyzer.FingerprintWidth)), e.Endpoint))
+					q(c.StatementName(e.Fingerprint)), e.Endpoint))
 			} else {
 				next = append(next, fmt.Sprintf("Look at the statements of %s: its database time per request grew (EXPLAIN ANALYZE the slowest).", e.Endpoint))
 			}

@@ -126,6 +126,9 @@ type FingerprintDocument struct {
 	MaxPerRequest  int     `json:"max_per_request"`
 	PerCallMs      float64 `json:"per_call_ms"`
 	DBMsPerRequest float64 `json:"db_ms_per_request"`
+	// ErrorsPerRequest counts the statements the server rejected, per
+	// request; they are in no other figure.
+	ErrorsPerRequest float64 `json:"errors_per_request,omitempty"`
 }
 
 // ArtifactDocument is a file the report points at.
@@ -250,7 +253,8 @@ func endpointDoc(e *analyzer.EndpointSummary) EndpointDocument {
 	db := e.DBTime()
 	for _, f := range e.SQL.Fingerprints {
 		fd := FingerprintDocument{Fingerprint: f.Fingerprint, PerRequest: round(f.PerRequest, 3),
-			MinPerRequest: f.MinPerRequest, MaxPerRequest: f.MaxPerRequest, PerCallMs: round(f.PerCall, 3), DBMsPerRequest: round(f.DBTimePerRequest, 3)}
+			MinPerRequest: f.MinPerRequest, MaxPerRequest: f.MaxPerRequest, PerCallMs: round(f.PerCall, 3), DBMsPerRequest: round(f.DBTimePerRequest, 3),
+			ErrorsPerRequest: round(f.ErrorsPerRequest, 3)}
 		if t := db.Fingerprint(f.Fingerprint); t != nil {
 			fd.PerCallMs, fd.DBMsPerRequest = round(t.PerCall, 3), round(t.DBTimePerRequest, 3)
 		}
@@ -357,6 +361,9 @@ type SQLChangeDocument struct {
 	CandidatePerCallMs      float64 `json:"candidate_per_call_ms"`
 	BaselineDBMsPerRequest  float64 `json:"baseline_db_ms_per_request"`
 	CandidateDBMsPerRequest float64 `json:"candidate_db_ms_per_request"`
+	// The statements per request the server rejected; in no other figure.
+	BaselineErrorsPerRequest  float64 `json:"baseline_errors_per_request,omitempty"`
+	CandidateErrorsPerRequest float64 `json:"candidate_errors_per_request,omitempty"`
 }
 
 // NewComparisonDocument builds the JSON document of a comparison.
@@ -400,6 +407,7 @@ func NewComparisonDocument(r *ComparisonReport) ComparisonDocument {
 				Fingerprint: f.Fingerprint, BaselinePerRequest: round(f.BaselinePerRequest, 3), CandidatePerRequest: round(f.CandidatePerRequest, 3),
 				BaselinePerCallMs: round(f.BaselinePerCall, 3), CandidatePerCallMs: round(f.CandidatePerCall, 3),
 				BaselineDBMsPerRequest: round(f.BaselineDBTimePerRequest, 3), CandidateDBMsPerRequest: round(f.CandidateDBTimePerRequest, 3),
+				BaselineErrorsPerRequest: round(f.BaselineErrorsPerRequest, 3), CandidateErrorsPerRequest: round(f.CandidateErrorsPerRequest, 3),
 			})
 		}
 		d.Endpoints = append(d.Endpoints, ed)

@@ -80,12 +80,13 @@ func ComparisonMarkdown(w io.Writer, r *ComparisonReport) error {
 		e.println("| Endpoint | Statement | Baseline | Candidate |")
 		e.println("|---|---|---:|---:|")
 		for _, s := range sql {
-			e.printf("| %s | %s | %s | %s |\n", cell(s.endpoint), cell(backticks(analyzer.ShortFingerprint(s.f.Fingerprint, 120))),
+			e.printf("| %s | %s | %s | %s |\n", cell(s.endpoint), cell(backticks(s.f.Fingerprint)),
 				analyzer.FormatCount(s.f.BaselinePerRequest), analyzer.FormatCount(s.f.CandidatePerRequest))
 		}
 		e.println("")
 		e.println("</details>")
 	}
+	writeSQLErrorsMarkdown(e, c)
 	writeGoalsMarkdown(e, "Goal (candidate)", r.Goals)
 	e.println("")
 	for _, n := range c.Notes {
@@ -129,6 +130,31 @@ func changedSQL(c *analyzer.Comparison) []endpointSQL {
 		}
 	}
 	return out
+}
+
+// writeSQLErrorsMarkdown lists the statements the server rejected more or
+// less often per request than in the baseline, in full.
+func writeSQLErrorsMarkdown(e *errWriter, c *analyzer.Comparison) {
+	var rows []endpointSQL
+	for _, x := range c.Endpoints {
+		for _, f := range analyzer.ErrorChanges(x) {
+			rows = append(rows, endpointSQL{x.Endpoint, f})
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	e.println("")
+	e.println("<details><summary>SQL statements the server rejected, per request, that changed</summary>")
+	e.println("")
+	e.println("| Endpoint | Statement | Baseline | Candidate |")
+	e.println("|---|---|---:|---:|")
+	for _, s := range rows {
+		e.printf("| %s | %s | %s | %s |\n", cell(s.endpoint), cell(backticks(s.f.Fingerprint)),
+			analyzer.FormatCount(s.f.BaselineErrorsPerRequest), analyzer.FormatCount(s.f.CandidateErrorsPerRequest))
+	}
+	e.println("")
+	e.println("</details>")
 }
 
 func writeArtifacts(e *errWriter, as []Artifact) {

@@ -248,7 +248,8 @@ func (s *Side) finish(st replayer.Stats) error {
 	s.info.Ended = time.Now()
 	s.info.MockMisses = s.MockMisses()
 	if s.sql != nil {
-		s.info.Statements = s.sql.Stats().Statements
+		st := s.sql.Stats()
+		s.info.Statements, s.info.StatementErrors = st.Statements, st.Errors
 		s.info.UnattributedSQL = s.sql.Unattributed()
 		s.info.LoadSQL = s.load.result()
 	}

@@ -2,9 +2,15 @@ package snapshots
 
 import "errors"
 
-// SchemaVersion is the snapshot and run file format version this package
-// writes and reads.
+// SchemaVersion is the snapshot file format version this package writes and
+// reads.
 const SchemaVersion = 1
+
+// RunSchemaVersion is the run file format version this package writes. It
+// reads every version from 1 on: version 2 added SQLCount.Errors and
+// RunInfo.StatementErrors (a version 1 file counted the statements the
+// server rejected in SQLCount.Count; they read with Errors zero).
+const RunSchemaVersion = 2
 
 // Sentinel errors; wrapped with the file name.
 var (

@@ -153,14 +153,21 @@ const (
 	PhaseExplain = "explain"
 )
 
-// SQLCount is how many statements of one fingerprint a request caused.
+// SQLCount is how many statements of one fingerprint a request caused. A
+// statement the server rejected (it ended in an ErrorResponse) counts in
+// Errors only, not in Count or Duration. Run files written before Errors
+// existed (version 1) counted such statements in Count.
 type SQLCount struct {
 	// Fingerprint is the folded statement text.
 	Fingerprint string
-	// Count is the number of statements of this fingerprint.
+	// Count is the number of statements of this fingerprint that completed
+	// without error.
 	Count int
 	// Duration is their total database time.
 	Duration time.Duration
+	// Errors is the number of statements of this fingerprint the server
+	// rejected; zero when none failed.
+	Errors int
 }
 
 // Result is one replayed request.

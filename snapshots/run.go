@@ -30,7 +30,7 @@ type RunInfo struct {
 	// MockMisses counts requests the mock could not answer.
 	MockMisses int64
 	// Statements counts SQL statements seen by the counter in total,
-	// attributed or not.
+	// attributed or not, that completed without error.
 	Statements int64
 	// Wiring is what the run's mock and SQL counter saw of the builds that
 	// used them; nil in run files written before replay recorded it.
@@ -50,6 +50,10 @@ type RunInfo struct {
 	// phase, warm-up and reset excluded), attributed or not; nil when no
 	// counter was in place or the run predates it.
 	LoadSQL *LoadSQL
+	// StatementErrors counts the statements the server rejected, attributed
+	// or not; zero in run files of version 1, which counted them in
+	// Statements.
+	StatementErrors int64
 }
 
 // LoadSQL is what the SQL counter saw during a run's load: every statement,
@@ -146,10 +150,10 @@ func (w *RunWriter) Add(r *Result) {
 	w.b.add(r)
 }
 
-// Close writes info (its Ended, MockMisses, Statements, Wiring,
-// UnattributedSQL and Settings replace those given to CreateRun; a zero
-// Ended means now; nil Settings, Wiring, ExplainWeights and LoadSQL keep
-// the earlier ones), commits and closes the file.
+// Close writes info (its Ended, MockMisses, Statements, StatementErrors,
+// Wiring, UnattributedSQL and Settings replace those given to CreateRun; a
+// zero Ended means now; nil Settings, Wiring, ExplainWeights and LoadSQL
+// keep the earlier ones), commits and closes the file.
 func (w *RunWriter) Close(info RunInfo) error {
 	err := w.b.close()
 	final := w.info
@@ -169,6 +173,7 @@ func (w *RunWriter) Close(info RunInfo) error {
 	if info.LoadSQL != nil {
 		final.LoadSQL = info.LoadSQL
 	}
+	final.StatementErrors = info.StatementErrors
 	if info.Settings != nil {
 		final.Settings = info.Settings
 	}
@@ -286,6 +291,7 @@ func writeRunInfo(db *sql.DB, info RunInfo, base int64) error {
 		{"settings", string(settings)},
 		{"mock_misses", strconv.FormatInt(info.MockMisses, 10)},
 		{"statements", strconv.FormatInt(info.Statements, 10)},
+		{"statement_errors", strconv.FormatInt(info.StatementErrors, 10)},
 		{"base_ns", strconv.FormatInt(base, 10)},
 	}
 	if info.Wiring != nil {

@@ -22,7 +22,7 @@ import (
 // the strings table and referred to by id. In order (varint: zig-zag, as
 // encoding/binary's AppendVarint; str: see appendStr):
 //
-//	flags          1 byte: flagSQLCounted, flagHexTrace
+//	flags          1 byte: flagSQLCounted, flagHexTrace, flagSQLErrors
 //	Seq            varint
 //	Phase          str
 //	Slice          varint
@@ -38,7 +38,8 @@ import (
 //	Bytes          varint
 //	Error          str
 //	TraceID        16 bytes when flagHexTrace (32 lower-case hex digits), else an inline str
-//	SQL            uvarint count, then per fingerprint: str Fingerprint, varint Count, varint Duration (ns)
+//	SQL            uvarint count, then per fingerprint: str Fingerprint, varint Count, varint Duration (ns),
+//	               and varint Errors when flagSQLErrors (run file version 2 on; else Errors is zero)
 //
 // A zero time is stored as the Unix time 0, as elsewhere in the files.
 
@@ -52,6 +53,7 @@ const (
 const (
 	flagSQLCounted = 1 << iota
 	flagHexTrace
+	flagSQLErrors // the SQL counts carry Errors (only set when one is not zero)
 )
 
 // Limits of a run file's string table: what a writer interns, and what a
@@ -192,6 +194,13 @@ func (enc *resultEncoder) append(st *stmts, b []byte, r *Result) []byte {
 	if hexTrace {
 		flags |= flagHexTrace
 	}
+	sqlErrors := false
+	for _, c := range r.SQL {
+		sqlErrors = sqlErrors || c.Errors != 0
+	}
+	if sqlErrors {
+		flags |= flagSQLErrors
+	}
 	b = append(b, flags)
 	b = binary.AppendVarint(b, r.Seq)
 	b = enc.appendStr(st, b, fewValues, r.Phase)
@@ -218,6 +227,9 @@ func (enc *resultEncoder) append(st *stmts, b []byte, r *Result) []byte {
 		b = enc.appendStr(st, b, fewValues, c.Fingerprint)
 		b = binary.AppendVarint(b, int64(c.Count))
 		b = binary.AppendVarint(b, int64(c.Duration))
+		if sqlErrors {
+			b = binary.AppendVarint(b, int64(c.Errors))
+		}
 	}
 	return b
 }
@@ -392,6 +404,9 @@ func (d *resultDecoder) decode(data []byte) (*Result, error) {
 				c.Fingerprint = d.str()
 				c.Count = int(d.varint())
 				c.Duration = time.Duration(d.varint())
+				if flags&flagSQLErrors != 0 {
+					c.Errors = int(d.varint())
+				}
 			}
 		}
 	}

@@ -75,6 +75,8 @@ func readRunInfo(db *sql.DB) (info RunInfo, base int64, err error) {
 			if err := json.Unmarshal([]byte(v), info.LoadSQL); err != nil {
 				return info, 0, fmt.Errorf("read run info: load sql: %w", err)
 			}
+		case "statement_errors":
+			info.StatementErrors = n
 		case "base_ns":
 			base = n
 		case "wiring":

@@ -117,7 +117,8 @@ func escapePath(path string) string {
 }
 
 // createFile creates path exclusively, failing with ErrExists when it is
-// there, and opens it as a writable database holding ddl and the meta rows.
+// there, and opens it as a writable database holding ddl and the meta rows
+// (its version: that of kind).
 func createFile(path, kind string, ddl []string) (*sql.DB, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, fs.ErrExist) {
@@ -158,7 +159,7 @@ func createFile(path, kind string, ddl []string) (*sql.DB, error) {
 	}
 	meta := [][2]string{
 		{"kind", kind},
-		{"version", strconv.Itoa(SchemaVersion)},
+		{"version", strconv.Itoa(versions(kind))},
 		{"created", time.Now().UTC().Format(time.RFC3339Nano)},
 	}
 	for _, kv := range meta {
@@ -262,10 +263,22 @@ func checkMeta(db *sql.DB, kind string) error {
 	if err != nil {
 		return fmt.Errorf("%w %q", ErrVersion, meta["version"])
 	}
-	if v != SchemaVersion {
-		return fmt.Errorf("%w %d (this build reads version %d)", ErrVersion, v, SchemaVersion)
+	if latest := versions(kind); v < 1 || v > latest {
+		if latest == 1 {
+			return fmt.Errorf("%w %d (this build reads version 1)", ErrVersion, v)
+		}
+		return fmt.Errorf("%w %d (this build reads versions 1 to %d)", ErrVersion, v, latest)
 	}
 	return nil
+}
+
+// versions returns the version of kind's format this build writes, the
+// latest it reads; it reads every version from 1 to that one.
+func versions(kind string) int {
+	if kind == kindRun {
+		return RunSchemaVersion
+	}
+	return SchemaVersion
 }
 
 // describeSQLiteError turns SQLite's codes for files that are not databases

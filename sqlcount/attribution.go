@@ -18,21 +18,29 @@ type request struct {
 	counts []snapshots.SQLCount
 }
 
-// add attributes a statement to r; it reports false when r has ended.
-func (r *request) add(fp string, d time.Duration) bool {
+// add attributes a statement to r, one the server rejected when failed (it
+// counts in Errors, apart from Count and Duration); it reports false when
+// r has ended.
+func (r *request) add(fp string, d time.Duration, failed bool) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ended {
 		return false
 	}
-	for i := range r.counts {
-		if r.counts[i].Fingerprint == fp {
-			r.counts[i].Count++
-			r.counts[i].Duration += d
-			return true
-		}
+	i := 0
+	for i < len(r.counts) && r.counts[i].Fingerprint != fp {
+		i++
 	}
-	r.counts = append(r.counts, snapshots.SQLCount{Fingerprint: fp, Count: 1, Duration: d})
+	if i == len(r.counts) {
+		r.counts = append(r.counts, snapshots.SQLCount{Fingerprint: fp})
+	}
+	c := &r.counts[i]
+	if failed {
+		c.Errors++
+	} else {
+		c.Count++
+		c.Duration += d
+	}
 	return true
 }
 
@@ -113,14 +121,14 @@ func (t *tracker) byTraceID(trace string) *request {
 
 // attribute finds the request a statement belongs to and counts it there;
 // it returns the request's id, or 0. started is the window seen when the
-// statement was sent.
-func (t *tracker) attribute(trace string, started *window, fp string, d time.Duration) int64 {
+// statement was sent; failed says the server rejected the statement.
+func (t *tracker) attribute(trace string, started *window, fp string, d time.Duration, failed bool) int64 {
 	if trace != "" {
-		if r := t.byTraceID(trace); r != nil && r.add(fp, d) {
+		if r := t.byTraceID(trace); r != nil && r.add(fp, d, failed) {
 			return r.id
 		}
 	}
-	if started != nil && started.sole != nil && t.cur.Load() == started && started.sole.add(fp, d) {
+	if started != nil && started.sole != nil && t.cur.Load() == started && started.sole.add(fp, d, failed) {
 		return started.sole.id
 	}
 	return 0

@@ -72,7 +72,7 @@ func TestAttributionByTraceparent(t *testing.T) {
 	}
 	for i := range requests {
 		got := counts(tp.End(int64(100 + i)))
-		want := map[string]int{"SELECT ? + ? :: int": 3, "SELECT ?": 2}
+		want := map[string]int{"SELECT ? + ?::int": 3, "SELECT ?": 2}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("request %d (-want +got):\n%s", i, diff)
 		}
@@ -115,7 +115,7 @@ func TestAttributionOneInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := counts(tp.End(1))
-	if diff := cmp.Diff(map[string]int{"SELECT ? :: int": 3, "SELECT ?": 2}, got); diff != "" {
+	if diff := cmp.Diff(map[string]int{"SELECT ?::int": 3, "SELECT ?": 2}, got); diff != "" {
 		t.Errorf("one in flight (-want +got):\n%s", diff)
 	}
 
@@ -128,7 +128,7 @@ func TestAttributionOneInFlight(t *testing.T) {
 		t.Errorf("request 2 of two in flight got %v", c)
 	}
 	exec("SELECT $1::int", 8) // request 3 is alone for the whole statement
-	if diff := cmp.Diff(map[string]int{"SELECT ? :: int": 1}, counts(tp.End(3))); diff != "" {
+	if diff := cmp.Diff(map[string]int{"SELECT ?::int": 1}, counts(tp.End(3))); diff != "" {
 		t.Errorf("request 3, alone after 2 ended (-want +got):\n%s", diff)
 	}
 	if got := tp.Stats().Statements - before; got != 2 {
@@ -234,7 +234,7 @@ func TestBeginEndConcurrent(t *testing.T) {
 				id := int64(g*1000 + i)
 				tr.begin(id, fmt.Sprintf("%032x", id+1))
 				w := tr.cur.Load()
-				tr.attribute(fmt.Sprintf("%032x", id+1), w, "x", time.Millisecond)
+				tr.attribute(fmt.Sprintf("%032x", id+1), w, "x", time.Millisecond, false)
 				if c := tr.end(id); len(c) != 1 || c[0].Count != 1 {
 					t.Errorf("request %d: %v", id, c)
 					return

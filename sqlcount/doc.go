@@ -39,7 +39,10 @@
 // pipelines (after an error the server skips to the next Sync, and so does
 // the count), for portals run in pieces (one statement, all its rows) and for
 // COPY. An error in Parse or Bind counts as a failed statement once. Rows
-// come from the command tag, else from the DataRows.
+// come from the command tag, else from the DataRows. A statement that ends
+// in an ErrorResponse is counted apart, as an error of its fingerprint
+// (Stats.Errors, FingerprintStats.Errors, snapshots.SQLCount.Errors): it is
+// in neither the completed count nor the database time.
 //
 // Fingerprints fold literals and parameters to "?" (negative numbers, IN
 // lists and VALUES rows of any length included) and keep the rest of the

@@ -1,22 +1,22 @@
 package sqlcount
 
 import (
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	sqllexer "github.com/DataDog/go-sqllexer"
 )
 
 // Fingerprint returns sql with literals and parameters folded to "?", so
 // that statements differing only in their values share one fingerprint:
 // "SELECT * FROM order_items WHERE order_id = 42" and "… = $1" both give
-// "SELECT * FROM order_items WHERE order_id = ?". Negative numbers fold too,
-// lists of values (IN (1, 2, 3), IN ($1, $2), ARRAY[…], repeated VALUES
-// rows) fold to one element, comments are removed and white space is
-// collapsed; keywords and identifiers stay as written. Text that is only
-// white space and comments gives "".
+// "SELECT * FROM order_items WHERE order_id = ?". Negative numbers and
+// booleans fold too, lists of values (IN (1, 2, 3), IN ($1, $2), ARRAY[…],
+// repeated VALUES rows) fold to one element (a function's arguments stay
+// apart), comments are removed and the tokens are laid out one way,
+// whatever the spacing: "select json_build_object(?::text, (?))",
+// "WHERE id = ANY(?)", "INSERT INTO t (a, b) VALUES (?)" (see normalize).
+// Keywords and identifiers stay as written. Text that is only white space
+// and comments gives "".
 func Fingerprint(sql string) string {
 	var s scanner
 	s.scan([]byte(sql), false)
@@ -29,96 +29,24 @@ func fingerprintShape(shape string) string {
 	if shape == "" {
 		return ""
 	}
-	o := sqllexer.NewObfuscator(
-		sqllexer.WithReplacePositionalParameter(true),
-		sqllexer.WithReplaceBoolean(true),
-		sqllexer.WithReplaceBindParameter(true),
-	)
-	n := sqllexer.NewNormalizer(
-		sqllexer.WithKeepSQLAlias(true),
-		sqllexer.WithKeepIdentifierQuotation(true),
-	)
-	fp, _, err := sqllexer.ObfuscateAndNormalize(shape, o, n, sqllexer.WithDBMS(sqllexer.DBMSPostgres))
-	if err != nil || fp == "" {
-		return shape
-	}
-	return collapseRepeatedGroups(fp)
+	return normalize(shape)
 }
 
-// collapseRepeatedGroups folds "VALUES ( ? ), ( ? ), ( ? )" into
-// "VALUES ( ? )" and "IN ( ( ? ), ( ? ) )" into "IN ( ( ? ) )": the rows of a
-// multi-row VALUES or a list of tuples, whatever their number.
-func collapseRepeatedGroups(fp string) string {
-	if !strings.Contains(fp, "), (") {
-		return fp
-	}
-	var b strings.Builder
-	i := 0
-	for i < len(fp) {
-		if fp[i] != '(' {
-			b.WriteByte(fp[i])
-			i++
-			continue
-		}
-		end := matchParen(fp, i)
-		if end < 0 {
-			b.WriteString(fp[i:])
-			break
-		}
-		group := fp[i : end+1]
-		// Write the group with its inside collapsed, then skip repeats.
-		b.WriteByte('(')
-		b.WriteString(collapseRepeatedGroups(group[1 : len(group)-1]))
-		b.WriteByte(')')
-		j := end + 1
-		if listStart(fp[:i]) {
-			for strings.HasPrefix(fp[j:], ", "+group) {
-				j += 2 + len(group)
-			}
-		}
-		i = j
-	}
-	return b.String()
-}
-
-// listStart reports whether a group that follows before starts a list of
-// rows or tuples: after VALUES or an opening parenthesis (not after a
-// function name, whose arguments the group is).
-func listStart(before string) bool {
-	if strings.HasSuffix(before, "( ") {
-		return true
-	}
-	before = strings.TrimSuffix(before, " ")
-	if before == "" {
-		return true // the start of a group's inside (see the recursion)
-	}
-	return len(before) >= 6 && strings.EqualFold(before[len(before)-6:], "values")
-}
-
-func matchParen(s string, i int) int {
-	depth := 0
-	for j := i; j < len(s); j++ {
-		switch s[j] {
-		case '(':
-			depth++
-		case ')':
-			depth--
-			if depth == 0 {
-				return j
-			}
-		}
-	}
-	return -1
-}
-
-// fingerprint is one fingerprint's running totals.
+// fingerprint is one fingerprint's running totals: statements that
+// completed (count, total) and statements the server rejected (errors).
 type fingerprint struct {
-	text  string
-	count atomic.Int64
-	total atomic.Int64 // nanoseconds
+	text   string
+	count  atomic.Int64
+	total  atomic.Int64 // nanoseconds
+	errors atomic.Int64
 }
 
-func (f *fingerprint) add(d time.Duration) {
+// add counts a statement that took d; failed says the server rejected it.
+func (f *fingerprint) add(d time.Duration, failed bool) {
+	if failed {
+		f.errors.Add(1)
+		return
+	}
 	f.count.Add(1)
 	f.total.Add(int64(d))
 }

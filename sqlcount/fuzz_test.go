@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -46,15 +47,16 @@ func chunks(b []byte, sizes []byte, feed func([]byte, time.Time) error) error {
 // checkTotals checks that the counts agree with each other.
 func checkTotals(t *testing.T, s *session, seen int64) {
 	st := s.p.Stats()
-	var sum int64
+	var sum, errs int64
 	for _, f := range st.Fingerprints {
 		sum += f.Count
-		if f.Count <= 0 || f.Total < 0 {
-			t.Fatalf("fingerprint %q: count %d, total %v", f.Fingerprint, f.Count, f.Total)
+		errs += f.Errors
+		if f.Count < 0 || f.Errors < 0 || f.Count+f.Errors == 0 || f.Total < 0 {
+			t.Fatalf("fingerprint %q: count %d, errors %d, total %v", f.Fingerprint, f.Count, f.Errors, f.Total)
 		}
 	}
-	if sum != st.Statements || seen != st.Statements {
-		t.Fatalf("statements %d, per fingerprint %d, reported %d", st.Statements, sum, seen)
+	if sum != st.Statements || errs != st.Errors || seen != st.Statements+st.Errors {
+		t.Fatalf("statements %d and errors %d, per fingerprint %d and %d, reported %d", st.Statements, st.Errors, sum, errs, seen)
 	}
 	if s.q.size < 0 || s.q.size > len(s.q.buf) {
 		t.Fatalf("queue size %d of %d", s.q.size, len(s.q.buf))
@@ -223,7 +225,8 @@ func TestFuzzCorpus(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkTotals(t, s, *seen)
-		if got := s.p.Stats().Statements; got != want[i] {
+		if st := s.p.Stats(); st.Statements+st.Errors != want[i] { // completed or rejected
+			got := st.Statements + st.Errors
 			t.Errorf("server seed %d: %d statements, want %d", i, got, want[i])
 		}
 		if s.q.size != 0 {
@@ -232,8 +235,9 @@ func TestFuzzCorpus(t *testing.T) {
 	}
 }
 
-// FuzzFingerprint lexes and fingerprints arbitrary text: no panic, and the
-// statements found lie within the text, in order.
+// FuzzFingerprint lexes and fingerprints arbitrary text: no panic, the
+// statements found lie within the text, in order, and a fingerprint is its
+// own fingerprint.
 func FuzzFingerprint(f *testing.F) {
 	for _, s := range []string{"SELECT 1; SELECT 'a;b'", "SELECT $$x$$ -- c\n; /* a /* b */ */", "E'\\''", "x IN (1,-2,$3)", "BEGIN ATOMIC END; CASE"} {
 		f.Add(s)
@@ -248,6 +252,9 @@ func FuzzFingerprint(f *testing.F) {
 			}
 			last = sp.end
 		}
-		Fingerprint(sql)
+		fp := Fingerprint(sql)
+		if again := Fingerprint(fp); again != fp && utf8.ValidString(sql) {
+			t.Fatalf("Fingerprint(%q) = %q, its fingerprint %q", sql, fp, again)
+		}
 	})
 }

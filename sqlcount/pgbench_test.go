@@ -21,7 +21,7 @@ var pgbenchTransaction = []string{
 	"SELECT abalance FROM pgbench_accounts WHERE aid = ?",
 	"UPDATE pgbench_tellers SET tbalance = tbalance + ? WHERE tid = ?",
 	"UPDATE pgbench_branches SET bbalance = bbalance + ? WHERE bid = ?",
-	"INSERT INTO pgbench_history ( tid, bid, aid, delta, mtime ) VALUES ( ?, CURRENT_TIMESTAMP )",
+	"INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)",
 	"END",
 }
 
@@ -29,8 +29,8 @@ var pgbenchTransaction = []string{
 // the clients start (with vacuum, i.e. without -n), in every -M mode: it
 // uses the simple protocol for these. Measured with log_statement=all.
 var pgbenchSetup = []string{
-	"select count ( * ) from pgbench_branches",
-	"select o.n, p.partstrat, pg_catalog.count ( i.inhparent ) from pg_catalog.pg_class as c join pg_catalog.pg_namespace as n on ( n.oid = c.relnamespace ) cross join lateral ( select pg_catalog.array_position ( pg_catalog.current_schemas ( ? ), n.nspname ) ) as o ( n ) left join pg_catalog.pg_partitioned_table as p on ( p.partrelid = c.oid ) left join pg_catalog.pg_inherits as i on ( c.oid = i.inhparent ) where c.relname = ? and o.n is not null group by ?, ? order by ? asc limit ?",
+	"select count(*) from pgbench_branches",
+	"select o.n, p.partstrat, pg_catalog.count(i.inhparent) from pg_catalog.pg_class as c join pg_catalog.pg_namespace as n on (n.oid = c.relnamespace) cross join lateral (select pg_catalog.array_position(pg_catalog.current_schemas(?), n.nspname)) as o(n) left join pg_catalog.pg_partitioned_table as p on (p.partrelid = c.oid) left join pg_catalog.pg_inherits as i on (c.oid = i.inhparent) where c.relname = ? and o.n is not null group by ?, ? order by ? asc limit ?",
 	"vacuum pgbench_branches",
 	"vacuum pgbench_tellers",
 	"truncate pgbench_history",

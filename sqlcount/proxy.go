@@ -59,6 +59,7 @@ type Proxy struct {
 	tracker    *tracker
 	unattr     unattributed
 	statements atomic.Int64
+	errors     atomic.Int64
 	connSeq    atomic.Int64
 	conns      atomic.Int64 // connections past their startup, cancel requests not counted
 	clients    clients
@@ -69,9 +70,11 @@ type Proxy struct {
 	goroutinesOnly bool
 }
 
-// Stats are the totals of a proxy since it was made.
+// Stats are the totals of a proxy since it was made. A statement the server
+// rejected (it ended in an ErrorResponse) counts in Errors, not in
+// Statements, Count or Total.
 type Stats struct {
-	// Statements is the number of statements completed.
+	// Statements is the number of statements completed without error.
 	Statements int64
 	// Connections is the number of client connections whose startup the
 	// proxy read (cancel requests not counted), relayed or not.
@@ -79,6 +82,8 @@ type Stats struct {
 	// Clients holds the totals per application_name the clients gave at
 	// startup, by name: which programs used the proxy.
 	Clients []ClientStats
+	// Errors is the number of statements the server rejected.
+	Errors int64
 	// Fingerprints holds the totals per fingerprint, the most frequent
 	// first (ties in fingerprint order).
 	Fingerprints []FingerprintStats
@@ -88,9 +93,14 @@ type Stats struct {
 type FingerprintStats struct {
 	// Fingerprint is the folded statement text.
 	Fingerprint string
-	// Count is the number of statements with this fingerprint.
+	// Count is the number of statements with this fingerprint that
+	// completed without error.
 	Count int64
-	// Total is their summed duration, and Mean Total/Count.
+	// Errors is the number of statements with this fingerprint that the
+	// server rejected.
+	Errors int64
+	// Total is the summed duration of those completed, and Mean
+	// Total/Count (zero when Count is).
 	Total time.Duration
 	Mean  time.Duration
 }
@@ -184,19 +194,20 @@ func (p *Proxy) End(id int64) []snapshots.SQLCount { return p.tracker.end(id) }
 
 // Stats returns the totals so far.
 func (p *Proxy) Stats() Stats {
-	st := Stats{Statements: p.statements.Load(), Connections: p.conns.Load(), Clients: p.clients.all()}
+	st := Stats{Statements: p.statements.Load(), Errors: p.errors.Load(), Connections: p.conns.Load(), Clients: p.clients.all()}
 	for _, fp := range p.fps.all() {
-		n := fp.count.Load()
-		if n == 0 {
+		n, e := fp.count.Load(), fp.errors.Load()
+		if n == 0 && e == 0 {
 			continue
 		}
-		total := time.Duration(fp.total.Load())
-		st.Fingerprints = append(st.Fingerprints, FingerprintStats{
-			Fingerprint: fp.text, Count: n, Total: total, Mean: total / time.Duration(n),
-		})
+		f := FingerprintStats{Fingerprint: fp.text, Count: n, Errors: e, Total: time.Duration(fp.total.Load())}
+		if n > 0 {
+			f.Mean = f.Total / time.Duration(n)
+		}
+		st.Fingerprints = append(st.Fingerprints, f)
 	}
 	slices.SortFunc(st.Fingerprints, func(a, b FingerprintStats) int {
-		if c := cmp.Compare(b.Count, a.Count); c != 0 {
+		if c := cmp.Compare(b.Count+b.Errors, a.Count+a.Errors); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.Fingerprint, b.Fingerprint)
@@ -204,12 +215,18 @@ func (p *Proxy) Stats() Stats {
 	return st
 }
 
-// record counts a completed statement, attributes it and reports it.
+// record counts a completed statement (failed when errText is set: the
+// server rejected it), attributes it and reports it.
 func (p *Proxy) record(s *session, st stmtRef, proto string, win *window, start, end time.Time, rows int64, tag []byte, errText string) {
 	d := max(end.Sub(start), 0)
-	st.fp.add(d)
-	p.statements.Add(1)
-	if s.app != nil {
+	failed := errText != ""
+	st.fp.add(d, failed)
+	if failed {
+		p.errors.Add(1)
+	} else {
+		p.statements.Add(1)
+	}
+	if s.app != nil && !failed {
 		s.app.statements.Add(1)
 	}
 	conn := s.conn
@@ -217,8 +234,8 @@ func (p *Proxy) record(s *session, st stmtRef, proto string, win *window, start,
 	if st.fp.text != "" {
 		// An empty query is a pool's liveness ping ("-- ping", ";"): the
 		// driver's, not the request's.
-		exch = p.tracker.attribute(st.trace, win, st.fp.text, d)
-		if exch == 0 {
+		exch = p.tracker.attribute(st.trace, win, st.fp.text, d, failed)
+		if exch == 0 && !failed {
 			p.unattr.add(start)
 		}
 	}

@@ -12,12 +12,14 @@ import (
 // statsJSON is the document WriteJSON writes; DESIGN.md names its keys.
 type statsJSON struct {
 	Statements   int64             `json:"statements"`
+	Errors       int64             `json:"errors"`
 	Fingerprints []fingerprintJSON `json:"fingerprints"`
 }
 
 type fingerprintJSON struct {
 	Fingerprint string  `json:"fingerprint"`
 	Count       int64   `json:"count"`
+	Errors      int64   `json:"errors"`
 	TotalMS     float64 `json:"total_ms"`
 	MeanMS      float64 `json:"mean_ms"`
 }
@@ -25,8 +27,10 @@ type fingerprintJSON struct {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // WriteJSON writes s as an indented JSON document: {"statements": N,
-// "fingerprints": [{"fingerprint", "count", "total_ms", "mean_ms"}, …]},
-// durations in milliseconds, followed by a newline.
+// "errors": N, "fingerprints": [{"fingerprint", "count", "errors",
+// "total_ms", "mean_ms"}, …]}, durations in milliseconds, followed by a
+// newline. Statements and count leave out the statements the server
+// rejected, which errors counts.
 func (s Stats) WriteJSON(w io.Writer) error {
 	b, err := s.marshalJSON()
 	if err != nil {
@@ -50,10 +54,10 @@ func (s Stats) WriteJSONFile(path string) error {
 }
 
 func (s Stats) marshalJSON() ([]byte, error) {
-	out := statsJSON{Statements: s.Statements, Fingerprints: []fingerprintJSON{}}
+	out := statsJSON{Statements: s.Statements, Errors: s.Errors, Fingerprints: []fingerprintJSON{}}
 	for _, f := range s.Fingerprints {
 		out.Fingerprints = append(out.Fingerprints, fingerprintJSON{
-			Fingerprint: f.Fingerprint, Count: f.Count, TotalMS: ms(f.Total), MeanMS: ms(f.Mean),
+			Fingerprint: f.Fingerprint, Count: f.Count, Errors: f.Errors, TotalMS: ms(f.Total), MeanMS: ms(f.Mean),
 		})
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
@@ -65,22 +69,35 @@ func (s Stats) marshalJSON() ([]byte, error) {
 
 // WriteTable writes s for a terminal: a blank line, the totals, then a table
 // of the fingerprints (count, total and mean time in milliseconds), most
-// frequent first.
+// frequent first. When the server rejected statements, the totals say how
+// many and an ERRORS column counts them per fingerprint.
 func (s Stats) WriteTable(w io.Writer) error {
-	if _, err := fmt.Fprintf(w, "\n%d statements, %d fingerprints\n", s.Statements, len(s.Fingerprints)); err != nil {
+	failed := ""
+	if s.Errors > 0 {
+		failed = fmt.Sprintf(" (and %d the server rejected)", s.Errors)
+	}
+	if _, err := fmt.Fprintf(w, "\n%d statements%s, %d fingerprints\n", s.Statements, failed, len(s.Fingerprints)); err != nil {
 		return err
 	}
 	if len(s.Fingerprints) == 0 {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "COUNT\tTOTAL ms\tMEAN ms\t\tFINGERPRINT")
+	if s.Errors > 0 {
+		fmt.Fprintln(tw, "COUNT\tERRORS\tTOTAL ms\tMEAN ms\t\tFINGERPRINT")
+	} else {
+		fmt.Fprintln(tw, "COUNT\tTOTAL ms\tMEAN ms\t\tFINGERPRINT")
+	}
 	for _, f := range s.Fingerprints {
 		fp := f.Fingerprint
 		if fp == "" {
 			fp = "(empty query)"
 		}
-		fmt.Fprintf(tw, "%d\t%.3f\t%.3f\t\t%s\n", f.Count, ms(f.Total), ms(f.Mean), fp)
+		if s.Errors > 0 {
+			fmt.Fprintf(tw, "%d\t%d\t%.3f\t%.3f\t\t%s\n", f.Count, f.Errors, ms(f.Total), ms(f.Mean), fp)
+		} else {
+			fmt.Fprintf(tw, "%d\t%.3f\t%.3f\t\t%s\n", f.Count, ms(f.Total), ms(f.Mean), fp)
+		}
 	}
 	return tw.Flush()
 }

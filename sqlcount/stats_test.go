@@ -34,6 +34,15 @@ func TestStatsWriteTable(t *testing.T) {
       1     0.002    0.002  (empty query)
 `},
 		{"none", Stats{}, "\n0 statements, 0 fingerprints\n"},
+		{"errors", Stats{Statements: 2, Errors: 3, Fingerprints: []FingerprintStats{
+			{Fingerprint: "INSERT INTO orders (id) VALUES (?)", Count: 2, Errors: 1, Total: 3 * time.Millisecond, Mean: 1500 * time.Microsecond},
+			{Fingerprint: "SELEC ?", Errors: 2},
+		}}, `
+2 statements (and 3 the server rejected), 2 fingerprints
+  COUNT  ERRORS  TOTAL ms  MEAN ms  FINGERPRINT
+      2       1     3.000    1.500  INSERT INTO orders (id) VALUES (?)
+      0       2     0.000    0.000  SELEC ?
+`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
@@ -55,22 +64,26 @@ func TestStatsWriteJSON(t *testing.T) {
 	}{
 		{"fingerprints", statsFixture, `{
   "statements": 1205,
+  "errors": 0,
   "fingerprints": [
     {
       "fingerprint": "SELECT * FROM orders WHERE id = ?",
       "count": 1200,
+      "errors": 0,
       "total_ms": 1500,
       "mean_ms": 1.25
     },
     {
       "fingerprint": "BEGIN",
       "count": 4,
+      "errors": 0,
       "total_ms": 2,
       "mean_ms": 0.5
     },
     {
       "fingerprint": "",
       "count": 1,
+      "errors": 0,
       "total_ms": 0.0015,
       "mean_ms": 0.0015
     }
@@ -78,7 +91,7 @@ func TestStatsWriteJSON(t *testing.T) {
 }
 `},
 		// An empty list, not null, so that readers can iterate.
-		{"none", Stats{}, "{\n  \"statements\": 0,\n  \"fingerprints\": []\n}\n"},
+		{"none", Stats{}, "{\n  \"statements\": 0,\n  \"errors\": 0,\n  \"fingerprints\": []\n}\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer

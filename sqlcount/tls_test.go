@@ -82,9 +82,9 @@ func TestTLS(t *testing.T) {
 	}
 
 	want := map[string]int{
-		"SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid ( )": 2,
-		"SELECT ? :: int + ?": 5,
-		"SELECT ? + ?":        1,
+		"SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()": 2,
+		"SELECT ?::int + ?": 5,
+		"SELECT ? + ?":      1,
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	got := fingerprintCounts(tp.statements())

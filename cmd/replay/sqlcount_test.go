@@ -61,12 +61,12 @@ func TestSQLCountRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"listening on " + addr.String(), "5 statements, 2 fingerprints", "FINGERPRINT", "SELECT ? :: int", "SELECT ?"} {
+	for _, want := range []string{"listening on " + addr.String(), "5 statements, 2 fingerprints", "FINGERPRINT", "SELECT ?::int", "SELECT ?"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
 		}
 	}
-	if strings.Index(text, "SELECT ? :: int") > strings.Index(text, "SELECT ?\n") {
+	if strings.Index(text, "SELECT ?::int") > strings.Index(text, "SELECT ?\n") {
 		t.Errorf("table not sorted by count:\n%s", text)
 	}
 	b, err := os.ReadFile(jsonPath)
@@ -86,7 +86,7 @@ func TestSQLCountRun(t *testing.T) {
 		t.Fatalf("%s: %v", b, err)
 	}
 	if got.Statements != 5 || len(got.Fingerprints) != 2 ||
-		got.Fingerprints[0].Fingerprint != "SELECT ? :: int" || got.Fingerprints[0].Count != 3 ||
+		got.Fingerprints[0].Fingerprint != "SELECT ?::int" || got.Fingerprints[0].Count != 3 ||
 		got.Fingerprints[1].Fingerprint != "SELECT ?" || got.Fingerprints[1].Count != 2 ||
 		got.Fingerprints[0].TotalMS == nil || got.Fingerprints[0].MeanMS == nil {
 		t.Errorf("json file:\n%s", b)
