@@ -31,24 +31,7 @@ func newCmdDemo(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the whole flow on the demo workload: record, then compare a build with an N+1",
-		Long: `demo runs replay's whole flow on the demo workload (examples/orders, an orders
-service on PostgreSQL that calls an HTTPS catalog API), with nothing to set up
-beyond the installed PostgreSQL binaries:
-
-  1. starts a throwaway PostgreSQL cluster and a local stand-in for the catalog
-     API (HTTPS, with a certificate from replay's CA), and seeds 60 orders;
-  2. records traffic of the service (APP_SLOW=0): inbound requests, its HTTPS
-     calls to the catalog (through the TLS-intercepting proxy) and its SQL;
-  3. stops the catalog stand-in: from now on the mock answers from the snapshot;
-  4. compares the build with APP_SLOW=0 (baseline) against APP_SLOW=1
-     (candidate, whose GET /orders runs one query per order: an N+1), both
-     started by replay, with the catalog mocked and SQL counted per request;
-  5. prints the report, which names the N+1 in GET /orders.
-
-Everything it writes (snapshot, run files, build logs, reports) stays in the
-output directory. It exits 0 when the comparison found what the demo expects
-(the N+1 regression in GET /orders), 1 otherwise; replay compare itself exits
-99 on a regression, which is what a CI job would see.`,
+		Long: longHelp("demo"),
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return demoRun(cmd.Context(), opts)

@@ -12,19 +12,6 @@ import (
 	"github.com/replaykit/replay/session"
 )
 
-// buildEnvHelp says, in every command's help, what a build replay starts
-// finds in its environment (replayer.Wiring.Environ).
-const buildEnvHelp = `A started build gets, after replay's proxies listen:
-  PORT                               a free port it must listen on
-  HTTP_PROXY, HTTPS_PROXY (and lower case), NO_PROXY=localhost,127.0.0.1,::1
-                                     its mock (with --mock)
-  SSL_CERT_FILE, REQUESTS_CA_BUNDLE  system roots + replay's CA; NODE_EXTRA_CA_CERTS: the CA
-  every variable whose value contains the --postgres HOST:PORT, or its
-  LISTEN address (DATABASE_URL, --env values), with that text replaced by
-  its own SQL counter's address; PGHOST/PGPORT when they name either;
-  REPLAY_SQLCOUNT_ADDR; in compare PGAPPNAME=replay-baseline or
-  replay-candidate (unless set), by which each counter tells the builds apart`
-
 // buildFlags name one build: a URL the user runs or a command replay
 // starts, with its environment. `run` names them --target, --cmd, --env;
 // `compare` --baseline-url, --baseline-cmd, --baseline-env and the same

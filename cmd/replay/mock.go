@@ -38,37 +38,7 @@ func newCmdMock(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mock --snapshot SNAP --listen ADDR [--mock HOST:PORT]... [--on-miss error|passthrough] [--mock-timing recorded|none] [--serve LISTEN=HOST:PORT]...",
 		Short: "Answer an app's outbound calls from a snapshot",
-		Long: `mock answers the calls an app makes to upstream services from the outbound
-exchanges recorded in SNAP, so that the app runs without the real upstreams,
-until it is stopped with Ctrl-C (SIGINT) or SIGTERM. It then prints how many
-calls it answered and every miss.
-
-  --listen ADDR                 a forward proxy: start the app with the printed
-                                HTTP_PROXY, HTTPS_PROXY and SSL_CERT_FILE; HTTPS
-                                is intercepted with replay's CA (see 'replay ca')
-  --serve LISTEN=HOST:PORT      a plain HTTP server on LISTEN that answers as the
-                                recorded service HOST:PORT, for an app that takes
-                                an upstream base URL instead of a proxy: give it
-                                http://LISTEN as the base URL (repeatable, one
-                                listener per service)
-
-At least one is needed. LISTEN and ADDR are [HOST]:PORT (port 0 picks a free
-one; the address is printed).
-
---mock HOST:PORT chooses the services answered from the snapshot (repeatable;
-default: every recorded service). Calls to other hosts pass through to the real
-upstream. A call to a mocked service is matched with the recorded calls
-exactly (method, path, query, body; JSON bodies compared canonically), then
-loosely (query order, volatile values such as timestamps, UUIDs and request
-ids), then by endpoint template (ids in the path may differ; --match exact or loose
-stops before). The nth identical call gets the nth recorded response; once
-they are used up, the last one repeats.
-
-A call that matches nothing is a miss: with --on-miss error (the default) it
-gets a 502 with header X-Replay-Mock: miss and a JSON body naming the closest
-recorded call and the fields that differed; with --on-miss passthrough the
-real upstream answers. --mock-timing recorded waits the recorded upstream
-latency before answering; none (the default) answers at once.`,
+		Long: longHelp("mock"),
 		Example: `  replay mock --snapshot orders.snap --listen 127.0.0.1:8082
   replay mock --snapshot orders.snap --listen :8082 --mock api.stripe.com:443 --on-miss passthrough
   replay mock --snapshot orders.snap --serve 127.0.0.1:9001=catalog.example.com:443   # base URL http://127.0.0.1:9001`,

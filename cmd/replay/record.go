@@ -49,42 +49,7 @@ func newCmdRecord(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "record --out SNAP [--inbound LISTEN=URL]... [--outbound LISTEN] [--postgres LISTEN=HOST:PORT] | --from-pcap FILE --out SNAP [--port N]...",
 		Short: "Record a service's traffic into a snapshot",
-		Long: `record puts recording proxies around a running app and writes every exchange
-to the snapshot SNAP, until it is stopped with Ctrl-C (SIGINT) or SIGTERM.
-
-  --inbound LISTEN=URL         a reverse proxy on LISTEN that forwards to the app
-                               at URL: send the traffic to record to LISTEN
-  --outbound LISTEN            a forward proxy that the app reaches through
-                               HTTP_PROXY/HTTPS_PROXY; HTTPS is intercepted with
-                               replay's CA (see 'replay ca')
-  --postgres LISTEN=HOST:PORT  a PostgreSQL proxy in front of the database at
-                               HOST:PORT: point the app's database address at LISTEN
-
-At least one is needed; --inbound may be given several times. LISTEN is
-[HOST]:PORT (port 0 picks a free one; the address is printed).
-
-Each exchange is counted under its endpoint: the method and path template,
-path segments that look like ids becoming {id} ("GET /orders/{id}"), or the
-template of the first --endpoint rule that matches. An inbound GraphQL request
-is one endpoint per operation: "POST /graphql {allBooks}" names the
-operationName, else the operation's name in the query, else its first root
-field; a mutation reads "POST /graphql {mutation createBook}", a batch joins
-its operations with ",". --endpoint-by json:$.method does the same for
-JSON-RPC and other APIs behind one URL: "POST /rpc {getUser}". The rules are
-stored in the snapshot; run and compare filter and set goals by these names.
-
-On the first signal, record stops accepting, finishes the exchanges in flight,
-writes everything and prints the exchanges per endpoint. A second signal quits
-at once with exit code 1: the snapshot then keeps what was committed, all but
-about the last second.
-
-With --from-pcap FILE, record imports a packet capture instead (pcap or
-pcapng, possibly gzipped, from tcpdump, Wireshark or dumpcap): the HTTP/1
-exchanges sent to the servers on the --port ports (default: every port that
-carries HTTP requests) become inbound exchanges; it prints the exchanges per
-endpoint and exits. TLS traffic cannot be decrypted: capture the plain HTTP
-between the TLS terminator and the app. Capture on the app's interface
-(tcpdump -i lo for a local app) or on all of them (tcpdump -i any).`,
+		Long: longHelp("record"),
 		Example: `  replay record --out orders.snap --inbound 127.0.0.1:8081=http://127.0.0.1:8080
   replay record --out orders.snap --inbound :8081=http://127.0.0.1:8080 \
       --outbound 127.0.0.1:8082 --postgres 127.0.0.1:6432=127.0.0.1:5432 \

@@ -23,22 +23,7 @@ func newCmdReport(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report RUN|DIR [--format text|json|markdown|junit|html] [--goal G]...",
 		Short: "Render a run file, or a comparison's output directory, again",
-		Long: `report renders what replay measured again, in any format:
-
-  RUN   a run file (replay run --out RUN): the run report, with the goals the
-        run was given re-checked (and --goal ones added); the build log
-        RUN.build.log is listed when it exists.
-  DIR   a comparison's output directory (replay compare --out DIR): the
-        comparison of DIR/baseline.run and DIR/candidate.run again, with the
-        goals the comparison was given re-checked against the candidate (and
-        --goal ones added); the logs and reports in DIR are listed.
-
-The analysis is the same as when the run or comparison was made (the
-bootstrap is seeded), so the verdicts are the same.
-
-Exit codes: 0 the report shows no regression and every goal met, 99 it shows
-a regression or a missed goal, 1 could not read or a comparison's runs have
-wiring faults (see replay compare --help), 2 bad usage.`,
+		Long: longHelp("report"),
 		Example: `  replay report replay-compare-20250301-120000 --format markdown >> "$GITHUB_STEP_SUMMARY"
   replay report run.db --format json`,
 		Args: exactArgs(1),

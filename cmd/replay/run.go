@@ -39,36 +39,7 @@ func newCmdRun(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run --snapshot SNAP (--target URL | --cmd CMD) --out RUN [load flags] [--goal G]...",
 		Short: "Replay a snapshot's inbound requests against one build under a load model",
-		Long: `run replays the snapshot's recorded inbound requests against one target and
-writes every replayed request to the run file RUN, then prints the result.
-
-The target is a URL (--target), or a command replay starts after its own
-proxies listen and stops at the end (--cmd, run with /bin/sh -c).
-` + buildEnvHelp + `
-plus --env. With --target, start the build after replay printed these
-settings; replay waits until the target answers.
-
-Load models (one at a time):
-  closed (default)  --vus N virtual users each send the next request as soon as
-                    the previous one is answered; --stage D:N ramps them (k6-style)
-  open              --rate R (200/s, 1000/m) starts requests at fixed times;
-                    latency counts from the intended start, so a stalled target
-                    shows as latency, late starts and failed "not sent" requests
-  as recorded       --speed X replays the recorded arrival times, X times faster
---duration and --iterations (passes over the snapshot) bound each model; with
-no load flag, every recorded request is sent once by one virtual user.
-
-Requests go out as recorded (method, path, query, headers, body) to the
-target's host, with --header added or replacing recorded ones (redacted
-recorded values are dropped unless supplied), and a fresh W3C traceparent.
-
-The run file records what the SQL counter and the mock saw; a counter that
-saw no connection (--postgres given), a mock never called although the
-recorded requests made upstream calls, or more than 1% of mock calls missed
-is a wiring fault: the report and stderr name it and say what to fix (it
-does not change the exit code: a run judges its goals).
-
-Exit codes: 0 all goals met, 99 a goal missed, 1 could not run, 2 bad usage.`,
+		Long: longHelp("run"),
 		Example: `  replay run --snapshot orders.snap --target http://127.0.0.1:8080 --out run.db
   replay run --snapshot orders.snap --cmd 'go run ./examples/orders' --env APP_SLOW=1 \
       --mock catalog.example:443 --postgres 127.0.0.1:6543=127.0.0.1:5432 \

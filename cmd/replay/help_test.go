@@ -1,0 +1,29 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestLongHelp: every command whose long help is kept in help/ shows it,
+// with the build environment where the text asks for it.
+func TestLongHelp(t *testing.T) {
+	for cmd, want := range map[string][]string{
+		"compare": {"compare replays the same recorded requests", "PORT                               a free port", "Exit codes:"},
+		"run":     {"run replays the snapshot's recorded inbound requests", "REPLAY_SQLCOUNT_ADDR", "Exit codes:"},
+		"record":  {"record puts recording proxies around a running app", "--from-pcap"},
+		"mock":    {"mock answers the calls an app makes", "--serve LISTEN=HOST:PORT"},
+		"report":  {"report renders what replay measured again", "Exit codes:"},
+		"demo":    {"demo runs replay's whole flow on the demo workload"},
+	} {
+		code, stdout, _ := cliRun(t, "", cmd, "--help")
+		if code != 0 || strings.Contains(stdout, "{{") {
+			t.Errorf("%s --help: exit %d, placeholders left: %v", cmd, code, strings.Contains(stdout, "{{"))
+		}
+		for _, w := range want {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("%s --help lacks %q", cmd, w)
+			}
+		}
+	}
+}
