@@ -185,11 +185,6 @@ func durMs(d time.Duration) float64 { return float64(d) / float64(time.Milliseco
 // the endpoints' when they agree, else the least sure one's (an estimate).
 func weightedSQL(eps []*EndpointSummary) SQLStats {
 	var s SQLStats
-	type fpSum struct {
-		count, errors         int64
-		perReq, dbReq, errReq float64
-		lo, hi, endpointsWith int
-	}
 	fps := map[string]*fpSum{}
 	var total, margin2 float64
 	counted := 0
@@ -202,14 +197,7 @@ func weightedSQL(eps []*EndpointSummary) SQLStats {
 		if w == 0 {
 			w = float64(e.ExplainRequests)
 		}
-		switch {
-		case s.Source == "":
-			s.Source = e.SQL.Source
-		case s.Source != e.SQL.Source && s.Source != SQLSourceExplain && e.SQL.Source != SQLSourceExplain:
-			s.Source = SQLSourceLoadEstimate // load and load-estimate
-		case s.Source != e.SQL.Source:
-			s.Source = SQLSourceExplain + "+" + SQLSourceLoad
-		}
+		s.Source = combineSQLSource(s.Source, e.SQL.Source)
 		if counted == 1 || methodRank(e.SQL.Method) > methodRank(s.Method) {
 			s.Method = e.SQL.Method
 		}
@@ -223,21 +211,7 @@ func weightedSQL(eps []*EndpointSummary) SQLStats {
 		s.PerRequest += w * e.SQL.PerRequest
 		s.ErrorsPerRequest += w * e.SQL.ErrorsPerRequest
 		s.DBTimePerRequest += w * e.SQL.DBTimePerRequest
-		for _, f := range e.SQL.Fingerprints {
-			a := fps[f.Fingerprint]
-			if a == nil {
-				a = &fpSum{lo: f.MinPerRequest}
-				fps[f.Fingerprint] = a
-			}
-			a.count += f.Count
-			a.errors += f.Errors
-			a.errReq += w * f.ErrorsPerRequest
-			a.perReq += w * f.PerRequest
-			a.dbReq += w * f.DBTimePerRequest
-			a.lo = min(a.lo, f.MinPerRequest)
-			a.hi = max(a.hi, f.MaxPerRequest)
-			a.endpointsWith++
-		}
+		addFingerprintSums(fps, e.SQL.Fingerprints, w)
 	}
 	if counted == 0 {
 		return SQLStats{}
@@ -249,6 +223,53 @@ func weightedSQL(eps []*EndpointSummary) SQLStats {
 	s.DBTimePerRequest /= total
 	s.Margin = math.Sqrt(margin2) / total
 	s.ErrorsPerRequest /= total
+	s.Fingerprints = fingerprintAverages(fps, total, counted)
+	sortFingerprints(s.Fingerprints)
+	return s
+}
+
+// fpSum accumulates one fingerprint's figures across endpoints for weightedSQL.
+type fpSum struct {
+	count, errors         int64
+	perReq, dbReq, errReq float64
+	lo, hi, endpointsWith int
+}
+
+// combineSQLSource merges an endpoint's SQL source into the run's so far ("" when none yet).
+func combineSQLSource(cur, next string) string {
+	switch {
+	case cur == "":
+		return next
+	case cur != next && cur != SQLSourceExplain && next != SQLSourceExplain:
+		return SQLSourceLoadEstimate // load and load-estimate
+	case cur != next:
+		return SQLSourceExplain + "+" + SQLSourceLoad
+	}
+	return cur
+}
+
+// addFingerprintSums adds one endpoint's fingerprints, weighted by w, to fps.
+func addFingerprintSums(fps map[string]*fpSum, fingerprints []FingerprintStats, w float64) {
+	for _, f := range fingerprints {
+		a := fps[f.Fingerprint]
+		if a == nil {
+			a = &fpSum{lo: f.MinPerRequest}
+			fps[f.Fingerprint] = a
+		}
+		a.count += f.Count
+		a.errors += f.Errors
+		a.errReq += w * f.ErrorsPerRequest
+		a.perReq += w * f.PerRequest
+		a.dbReq += w * f.DBTimePerRequest
+		a.lo = min(a.lo, f.MinPerRequest)
+		a.hi = max(a.hi, f.MaxPerRequest)
+		a.endpointsWith++
+	}
+}
+
+// fingerprintAverages turns the weighted sums into per-request figures (unsorted); a minimum counts only if all counted endpoints ran the fingerprint.
+func fingerprintAverages(fps map[string]*fpSum, total float64, counted int) []FingerprintStats {
+	var out []FingerprintStats
 	for fp, a := range fps {
 		f := FingerprintStats{
 			Fingerprint:      fp,
@@ -265,10 +286,9 @@ func weightedSQL(eps []*EndpointSummary) SQLStats {
 		if a.perReq > 0 {
 			f.PerCall = a.dbReq / a.perReq
 		}
-		s.Fingerprints = append(s.Fingerprints, f)
+		out = append(out, f)
 	}
-	sortFingerprints(s.Fingerprints)
-	return s
+	return out
 }
 
 // methodRank orders SQL methods from the surest: exact, none given,

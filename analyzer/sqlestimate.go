@@ -136,7 +136,20 @@ func statementTimes(h snapshots.SQLHistogram) (times, counts []int64) {
 // k groups with a column (col[group] >= 0). It returns NaN for a group it
 // cannot estimate; margins are 95% half-widths from the residuals.
 func leastSquares(spans []snapshots.SQLSpan, index map[string]int, col []int, k int, times, counts []int64, bin time.Duration) (rate, margin []float64) {
-	var t0, t1 int64 = math.MaxInt64, math.MinInt64
+	t0, t1, width := estimateWindows(spans, index, col, k, bin)
+	nb := int((t1-t0)/width + 1)
+	x := windowLoads(spans, index, col, k, t0, width, nb)
+	y := windowCounts(times, counts, t0, t1, width, nb)
+	A, c, rows := normalEquations(x, y, k, nb)
+	rate = nnls(A, c, k)
+	rss := residualSquares(x, y, rate, k, nb)
+	margin = rateMargins(A, rate, rss, rows, k)
+	return rate, margin
+}
+
+// estimateWindows returns the columned spans' time range and a median-request window width within maxEstimateCells.
+func estimateWindows(spans []snapshots.SQLSpan, index map[string]int, col []int, k int, bin time.Duration) (t0, t1, width int64) {
+	t0, t1 = math.MaxInt64, math.MinInt64
 	var durs []int64
 	for _, s := range spans {
 		if col[index[s.Key]] < 0 {
@@ -147,13 +160,16 @@ func leastSquares(spans []snapshots.SQLSpan, index map[string]int, col []int, k 
 		durs = append(durs, max(s.End.Sub(s.Start).Nanoseconds(), 0))
 	}
 	slices.Sort(durs)
-	width := max(durs[len(durs)/2], int64(bin), int64(time.Microsecond))
+	width = max(durs[len(durs)/2], int64(bin), int64(time.Microsecond))
 	for (t1-t0)/width+1 > int64(maxEstimateCells/k) {
 		width *= 2
 	}
-	nb := int((t1-t0)/width + 1)
+	return t0, t1, width
+}
+
+// windowLoads returns x[b*k+j]: the fraction-weighted requests of column j in flight in window b.
+func windowLoads(spans []snapshots.SQLSpan, index map[string]int, col []int, k int, t0, width int64, nb int) []float64 {
 	x := make([]float64, nb*k) // x[b*k+j]: requests of column j in window b
-	y := make([]float64, nb)
 	for _, s := range spans {
 		j := col[index[s.Key]]
 		if j < 0 {
@@ -171,15 +187,24 @@ func leastSquares(spans []snapshots.SQLSpan, index map[string]int, col []int, k 
 			}
 		}
 	}
+	return x
+}
+
+// windowCounts returns y[b]: the unattributed statements that started in window b.
+func windowCounts(times, counts []int64, t0, t1, width int64, nb int) []float64 {
+	y := make([]float64, nb)
 	for i, t := range times {
 		if t >= t0 && t <= t1 {
 			y[(t-t0)/width] += float64(counts[i])
 		}
 	}
-	// Normal equations of the weighted problem.
-	A := make([]float64, k*k)
-	c := make([]float64, k)
-	rows := 0
+	return y
+}
+
+// normalEquations builds A·rate = c for the 1/load-weighted problem and counts the loaded windows.
+func normalEquations(x, y []float64, k, nb int) (A, c []float64, rows int) {
+	A = make([]float64, k*k)
+	c = make([]float64, k)
 	for b := range nb {
 		xb := x[b*k : (b+1)*k]
 		load := 0.0
@@ -201,8 +226,11 @@ func leastSquares(spans []snapshots.SQLSpan, index map[string]int, col []int, k 
 			}
 		}
 	}
-	rate = nnls(A, c, k)
-	// Residuals, and the covariance of the positive rates.
+	return A, c, rows
+}
+
+// residualSquares returns the 1/load-weighted residual sum of squares of rate.
+func residualSquares(x, y, rate []float64, k, nb int) float64 {
 	rss := 0.0
 	for b := range nb {
 		xb := x[b*k : (b+1)*k]
@@ -215,13 +243,18 @@ func leastSquares(spans []snapshots.SQLSpan, index map[string]int, col []int, k 
 			rss += (y[b] - pred) * (y[b] - pred) / load
 		}
 	}
+	return rss
+}
+
+// rateMargins returns each rate's 95% half-width and sets to NaN the rates of columns with no load.
+func rateMargins(A, rate []float64, rss float64, rows, k int) []float64 {
 	var active []int
 	for j := range k {
 		if rate[j] > 0 {
 			active = append(active, j)
 		}
 	}
-	margin = make([]float64, k)
+	margin := make([]float64, k)
 	dof := rows - len(active)
 	inv := invertSub(A, k, active)
 	for j := range k {
@@ -244,7 +277,7 @@ func leastSquares(spans []snapshots.SQLSpan, index map[string]int, col []int, k 
 			margin[j] = 1.96 * math.Sqrt(v)
 		}
 	}
-	return rate, margin
+	return margin
 }
 
 // nnls minimizes ½bᵀAb − cᵀb over b ≥ 0 (A symmetric positive semidefinite,
