@@ -48,9 +48,48 @@ func StatementNames(fps []string, width int) map[string]string {
 
 	names := make(map[string]string, len(fps))
 	for fp, t := range full {
-		names[fp] = nameApart(form[t], forms, width)
+		names[fp] = withTables(nameApart(form[t], forms, width), t)
 	}
 	return names
+}
+
+// withTables adds to a name cut short that shows none of the tables the
+// statement t reads or writes those tables ("… on books"), so that a long
+// statement (an ORM's CTE) still says which tables it touches.
+func withTables(name, t string) string {
+	if !strings.HasSuffix(name, "…") {
+		return name
+	}
+	tables := tablesOf(t)
+	for _, tab := range tables {
+		if strings.Contains(name, tab) {
+			return name // it shows where it reads
+		}
+	}
+	if len(tables) == 0 {
+		return name
+	}
+	return name + " on " + strings.Join(tables, ", ")
+}
+
+// tablesOf lists, in order and at most three, the names that follow FROM,
+// JOIN, INTO and UPDATE in t, subqueries and functions left out.
+func tablesOf(t string) []string {
+	var out []string
+	words := strings.Fields(t)
+	for i := 0; i+1 < len(words) && len(out) < 3; i++ {
+		switch strings.ToUpper(words[i]) {
+		case "FROM", "JOIN", "INTO", "UPDATE":
+		default:
+			continue
+		}
+		w := strings.TrimRight(words[i+1], ",;)")
+		if w == "" || strings.ContainsAny(w, "(?") || strings.HasPrefix(strings.ToLower(w), "__") || slices.Contains(out, w) {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // elideSelectList replaces the select list of a SELECT longer than width

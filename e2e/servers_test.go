@@ -59,21 +59,28 @@ func gql(query string, vars map[string]any) []byte {
 }
 
 // postGraphile is PostGraphile 4 (GraphQL over PostgreSQL, npm
-// "postgraphile"): every operation is POST /graphql.
+// "postgraphile"): every operation is POST /graphql, and replay makes each
+// an endpoint of its own ("POST /graphql {allBooks}").
 func postGraphile(t *testing.T) server {
 	cli := filepath.Join(nodeDir(), "postgraphile", "node_modules", "postgraphile", "cli.js")
 	need(t, "PostGraphile", cli)
 	const booksByAuthor = `query($a: Int!) { allBooks(condition: {authorId: $a}, orderBy: YEAR_DESC, first: 5) { totalCount nodes { id title year } } }`
+	const author = `query Author($id: Int!) { authorById(id: $id) { id name } }`
 	return server{
 		name:    "postgraphile",
 		command: fmt.Sprintf(`exec node %q -c "$DATABASE_URL" -p "$PORT" -n 127.0.0.1 --disable-graphiql --disable-query-log`, cli),
 		endpoints: []endpoint{{
-			name: "POST /graphql",
+			name: "POST /graphql {allBooks}",
 			request: func(i int) (string, string, []byte) {
 				return "POST", "/graphql", gql(booksByAuthor, map[string]any{"a": 1 + (i*7)%authors})
 			},
+		}, {
+			name: "POST /graphql {Author}",
+			request: func(i int) (string, string, []byte) {
+				return "POST", "/graphql", gql(author, map[string]any{"id": 1 + (i*13)%authors})
+			},
 		}},
-		slow: "POST /graphql", slowTable: "books",
+		slow: "POST /graphql {allBooks}", slowTable: "books",
 	}
 }
 
