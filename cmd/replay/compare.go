@@ -96,7 +96,6 @@ func newCmdCompare(s streams) *cobra.Command {
 	return cmd
 }
 
-
 // compareRun runs `replay compare`: a live comparison (opts.snapshot) or an
 // offline one (opts.runs). It writes the first format to s.out, every
 // format to the output directory, notices and progress to s.err, and

@@ -31,8 +31,8 @@ func newCmdDemo(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the whole flow on the demo workload: record, then compare a build with an N+1",
-		Long: longHelp("demo"),
-		Args: exactArgs(0),
+		Long:  longHelp("demo"),
+		Args:  exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return demoRun(cmd.Context(), opts)
 		},

@@ -38,7 +38,7 @@ func newCmdMock(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mock --snapshot SNAP --listen ADDR [--mock HOST:PORT]... [--on-miss error|passthrough] [--mock-timing recorded|none] [--serve LISTEN=HOST:PORT]...",
 		Short: "Answer an app's outbound calls from a snapshot",
-		Long: longHelp("mock"),
+		Long:  longHelp("mock"),
 		Example: `  replay mock --snapshot orders.snap --listen 127.0.0.1:8082
   replay mock --snapshot orders.snap --listen :8082 --mock api.stripe.com:443 --on-miss passthrough
   replay mock --snapshot orders.snap --serve 127.0.0.1:9001=catalog.example.com:443   # base URL http://127.0.0.1:9001`,

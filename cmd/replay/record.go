@@ -49,7 +49,7 @@ func newCmdRecord(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "record --out SNAP [--inbound LISTEN=URL]... [--outbound LISTEN] [--postgres LISTEN=HOST:PORT] | --from-pcap FILE --out SNAP [--port N]...",
 		Short: "Record a service's traffic into a snapshot",
-		Long: longHelp("record"),
+		Long:  longHelp("record"),
 		Example: `  replay record --out orders.snap --inbound 127.0.0.1:8081=http://127.0.0.1:8080
   replay record --out orders.snap --inbound :8081=http://127.0.0.1:8080 \
       --outbound 127.0.0.1:8082 --postgres 127.0.0.1:6432=127.0.0.1:5432 \

@@ -23,7 +23,7 @@ func newCmdReport(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report RUN|DIR [--format text|json|markdown|junit|html] [--goal G]...",
 		Short: "Render a run file, or a comparison's output directory, again",
-		Long: longHelp("report"),
+		Long:  longHelp("report"),
 		Example: `  replay report replay-compare-20250301-120000 --format markdown >> "$GITHUB_STEP_SUMMARY"
   replay report run.db --format json`,
 		Args: exactArgs(1),

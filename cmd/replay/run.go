@@ -39,7 +39,7 @@ func newCmdRun(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run --snapshot SNAP (--target URL | --cmd CMD) --out RUN [load flags] [--goal G]...",
 		Short: "Replay a snapshot's inbound requests against one build under a load model",
-		Long: longHelp("run"),
+		Long:  longHelp("run"),
 		Example: `  replay run --snapshot orders.snap --target http://127.0.0.1:8080 --out run.db
   replay run --snapshot orders.snap --cmd 'go run ./examples/orders' --env APP_SLOW=1 \
       --mock catalog.example:443 --postgres 127.0.0.1:6543=127.0.0.1:5432 \
