@@ -73,19 +73,9 @@ func ComparisonMarkdown(w io.Writer, r *ComparisonReport) error {
 	for _, x := range c.Endpoints {
 		e.printf("- **%s** (%s): %s\n", x.Endpoint, x.Verdict, x.Explanation)
 	}
-	if sql := changedSQL(c); len(sql) > 0 {
-		e.println("")
-		e.println("<details><summary>SQL statements per request that changed</summary>")
-		e.println("")
-		e.println("| Endpoint | Statement | Baseline | Candidate |")
-		e.println("|---|---|---:|---:|")
-		for _, s := range sql {
-			e.printf("| %s | %s | %s | %s |\n", cell(s.endpoint), cell(backticks(s.f.Fingerprint)),
-				analyzer.FormatCount(s.f.BaselinePerRequest), analyzer.FormatCount(s.f.CandidatePerRequest))
-		}
-		e.println("")
-		e.println("</details>")
-	}
+	writeSQLDetails(e, "SQL statements per request that changed", changedSQL(c), func(f analyzer.FingerprintChange) (float64, float64) {
+		return f.BaselinePerRequest, f.CandidatePerRequest
+	})
 	writeSQLErrorsMarkdown(e, c)
 	writeGoalsMarkdown(e, "Goal (candidate)", r.Goals)
 	e.println("")
@@ -141,17 +131,25 @@ func writeSQLErrorsMarkdown(e *errWriter, c *analyzer.Comparison) {
 			rows = append(rows, endpointSQL{x.Endpoint, f})
 		}
 	}
+	writeSQLDetails(e, "SQL statements the server rejected, per request, that changed", rows, func(f analyzer.FingerprintChange) (float64, float64) {
+		return f.BaselineErrorsPerRequest, f.CandidateErrorsPerRequest
+	})
+}
+
+// writeSQLDetails writes a collapsed table of statements per endpoint with
+// a baseline and a candidate figure each (value); nothing without rows.
+func writeSQLDetails(e *errWriter, title string, rows []endpointSQL, value func(analyzer.FingerprintChange) (float64, float64)) {
 	if len(rows) == 0 {
 		return
 	}
 	e.println("")
-	e.println("<details><summary>SQL statements the server rejected, per request, that changed</summary>")
+	e.println("<details><summary>" + title + "</summary>")
 	e.println("")
 	e.println("| Endpoint | Statement | Baseline | Candidate |")
 	e.println("|---|---|---:|---:|")
 	for _, s := range rows {
-		e.printf("| %s | %s | %s | %s |\n", cell(s.endpoint), cell(backticks(s.f.Fingerprint)),
-			analyzer.FormatCount(s.f.BaselineErrorsPerRequest), analyzer.FormatCount(s.f.CandidateErrorsPerRequest))
+		b, c := value(s.f)
+		e.printf("| %s | %s | %s | %s |\n", cell(s.endpoint), cell(backticks(s.f.Fingerprint)), analyzer.FormatCount(b), analyzer.FormatCount(c))
 	}
 	e.println("")
 	e.println("</details>")
