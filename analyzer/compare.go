@@ -22,10 +22,11 @@ const (
 	// Improvement: the candidate is better beyond the noise, and worse in
 	// nothing.
 	Improvement Verdict = "improvement"
-	// Unchanged: no change larger than the noise and the minimum changes.
+	// Unchanged: the confidence interval of the change lies inside the
+	// minimum changes — no change that counts, shown, not merely unseen.
 	Unchanged Verdict = "unchanged"
-	// Inconclusive: too few samples, or a change as large as the minimum but
-	// no larger than the noise.
+	// Inconclusive: too few samples, or an interval that allows a change of
+	// at least the minimum without showing one beyond the noise.
 	Inconclusive Verdict = "inconclusive"
 )
 
@@ -181,6 +182,11 @@ type Change struct {
 	// the percentile (see the package documentation) do not overlap; a
 	// verdict other than unchanged needs it.
 	Disjoint bool
+	// MinDetectable is the smallest rise, as a ratio (1.15 is 15%), this
+	// run could have reported for the percentile: the interval's half-width
+	// and never less than the minimum change (see minDetectable); zero when
+	// the interval was not computed.
+	MinDetectable float64
 	// Verdict judges this percentile on its own; "" when not judged.
 	Verdict Verdict
 	// Method is the bootstrap method (MethodPairedSlices or MethodIID).
@@ -372,11 +378,13 @@ func compareEndpoint(c *Comparison, name string, pairA, pairB map[int32]int32, p
 		if pairs == 0 {
 			rel, relP99 = max(rel, o.MinRelativeSequential), max(relP99, o.MinRelativeSequential)
 		}
-		e.P95.Verdict = latencyVerdict(e.P95, durMs(o.MinChange), rel)
+		e.P95.MinDetectable = minDetectable(e.P95, durMs(o.MinChange), rel)
+		e.P95.Verdict = latencyVerdict(e.P95, durMs(o.MinChange), rel, true)
 		if min(b.Latency.Count, k.Latency.Count) >= int64(o.MinSamplesP99) {
 			e.P99.CILow, e.P99.CIHigh, e.P99.Method = ci.p99Low, ci.p99High, ci.method
 			e.P99.Disjoint = isDisjoint(bs.values, ks.values, 0.99, o.Confidence, e.P99.Delta)
-			e.P99.Verdict = latencyVerdict(e.P99, durMs(o.MinChangeP99), relP99)
+			e.P99.MinDetectable = minDetectable(e.P99, durMs(o.MinChangeP99), relP99)
+			e.P99.Verdict = latencyVerdict(e.P99, durMs(o.MinChangeP99), relP99, false)
 		}
 	}
 	e.Verdict = combine(enough, e.P95.Verdict, e.P99.Verdict, e.SQLVerdict, e.FailureVerdict)

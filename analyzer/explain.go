@@ -109,8 +109,7 @@ func explainInconclusive(c *Comparison, e *EndpointComparison) (cause, text stri
 		if e.P95.Verdict != Inconclusive {
 			ch, name = e.P99, "p99"
 		}
-		s = fmt.Sprintf("%s %s %s → %s (%s) but the noise is as large (CI %s–%s)",
-			name, direction(ch.Delta), FormatMs(ch.Baseline), FormatMs(ch.Candidate), signedMs(ch.Delta), FormatRatio(ch.CILow), FormatRatio(ch.CIHigh))
+		s = inconclusiveSentence(c, ch, name)
 	}
 	if e.SQLVerdict == Unchanged {
 		s += fmt.Sprintf("; SQL statements per request unchanged (%s → %s)", FormatCount(b.SQL.PerRequest), FormatCount(k.SQL.PerRequest))
@@ -126,12 +125,8 @@ func unchangedSentence(c *Comparison, e *EndpointComparison) string {
 	}
 	// A change the interval is sure of can still be too small to count.
 	if beyond := e.P95.CILow > 1 || (e.P95.CIHigh > 0 && e.P95.CIHigh < 1); beyond {
-		rel := c.Options.MinRelative
-		if e.P95.Method != MethodPairedSlices {
-			rel = max(rel, c.Options.MinRelativeSequential)
-		}
 		return s + fmt.Sprintf(": smaller than a change that counts (%s and %s%%)",
-			FormatMs(durMs(c.Options.MinChange)), strconv.FormatFloat(100*rel, 'f', -1, 64))
+			FormatMs(durMs(c.Options.MinChange)), strconv.FormatFloat(100*p95Relative(c, e.P95), 'f', -1, 64))
 	}
 	return s + ": no change beyond noise"
 }

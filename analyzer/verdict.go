@@ -14,8 +14,13 @@ func isDisjoint(base, cand []int64, q, conf, delta float64) bool {
 }
 
 // latencyVerdict judges one percentile change against its intervals and the
-// minimum absolute (ms) and relative changes.
-func latencyVerdict(ch Change, minAbs, minRel float64) Verdict {
+// minimum absolute (ms) and relative changes: a regression or improvement
+// when the change is at least both minimums and beyond the noise; unchanged
+// only when the whole interval lies inside the minimums (equivalent);
+// otherwise inconclusive, the interval allowing a change that counts. With
+// equivalence false (the p99, whose interval is seldom narrow) a change
+// below the minimums is unchanged whatever its interval.
+func latencyVerdict(ch Change, minAbs, minRel float64, equivalence bool) Verdict {
 	up := ch.Delta >= minAbs && ch.Ratio >= 1+minRel
 	down := -ch.Delta >= minAbs && ch.Ratio <= 1/(1+minRel)
 	switch {
@@ -23,7 +28,7 @@ func latencyVerdict(ch Change, minAbs, minRel float64) Verdict {
 		return Regression
 	case down && ch.CIHigh < 1 && ch.Disjoint:
 		return Improvement
-	case up || down:
+	case up || down || equivalence && !equivalent(ch, minAbs, minRel):
 		return Inconclusive
 	default:
 		return Unchanged
