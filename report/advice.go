@@ -193,7 +193,15 @@ func comparisonRan(c *analyzer.Comparison, q quoter) string {
 		parts = append(parts, "runs compared as separate runs (not interleaved)")
 	}
 	parts = append(parts, fmt.Sprintf("%s + %s requests in %s + %s", count(b.Overall.Requests), count(k.Overall.Requests), seconds(b.Duration), seconds(k.Duration)))
+	parts = append(parts, sensitivity(c))
 	return strings.Join(parts, "; ")
+}
+
+// sensitivity states the p95 minimum change and the confidence the
+// comparison used: "min change 10% and 5 ms at 99% confidence".
+func sensitivity(c *analyzer.Comparison) string {
+	return fmt.Sprintf("min change %s%% and %s at %s%% confidence", analyzer.FormatCount(100*minRelative(c)),
+		analyzer.FormatMs(durMs(c.Options.MinChange)), analyzer.FormatCount(100*c.Options.Confidence))
 }
 
 // comparisonOutcome is the verdict in one line.

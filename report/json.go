@@ -323,6 +323,17 @@ type EndpointComparisonDocument struct {
 	SQLExact       bool                `json:"sql_exact"`
 	FailureVerdict analyzer.Verdict    `json:"failure_verdict"`
 	SQL            []SQLChangeDocument `json:"sql"`
+	// MinDetectableChange is the smallest p95 rise this run could have
+	// reported for the endpoint (analyzer.Change.MinDetectable); absent when
+	// the latency was not judged.
+	MinDetectableChange *DetectableDocument `json:"min_detectable_change,omitempty"`
+}
+
+// DetectableDocument is a smallest detectable change: as a ratio (1.15 is
+// 15%) and in milliseconds of the baseline percentile.
+type DetectableDocument struct {
+	Ratio float64 `json:"ratio"`
+	Ms    float64 `json:"ms"`
 }
 
 // StatsDocument is one side's figures for an endpoint.
@@ -400,7 +411,8 @@ func NewComparisonDocument(r *ComparisonReport) ComparisonDocument {
 			Endpoint: e.Endpoint, Baseline: statsDoc(e.Baseline), Candidate: statsDoc(e.Candidate),
 			Verdict: e.Verdict, Cause: e.Cause, Explanation: e.Explanation, Fingerprint: e.Fingerprint,
 			P95: changeDoc(e.P95), P99: changeDoc(e.P99), SQLVerdict: e.SQLVerdict, SQLExact: e.SQLExact, FailureVerdict: e.FailureVerdict,
-			SQL: []SQLChangeDocument{},
+			SQL:                 []SQLChangeDocument{},
+			MinDetectableChange: detectableDoc(e.P95),
 		}
 		for _, f := range e.SQL {
 			ed.SQL = append(ed.SQL, SQLChangeDocument{
@@ -427,6 +439,13 @@ func statsDoc(e *analyzer.EndpointSummary) StatsDocument {
 		SQLMethod: e.SQL.Method, SQLMargin: round(e.SQL.Margin, 3),
 		DBMsPerRequest: round(e.DBTime().DBTimePerRequest, 3),
 	}
+}
+
+func detectableDoc(ch analyzer.Change) *DetectableDocument {
+	if ch.MinDetectable == 0 {
+		return nil
+	}
+	return &DetectableDocument{Ratio: round(ch.MinDetectable, 4), Ms: round(ch.MinDetectableMs(), 3)}
 }
 
 func changeDoc(ch analyzer.Change) ChangeDocument {
