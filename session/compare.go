@@ -39,6 +39,9 @@ type CompareConfig struct {
 	Reset string
 	// Goals are checked against the candidate (none is fine).
 	Goals []analyzer.Goal
+	// Analysis tunes the comparison of the two runs (minimum change,
+	// confidence); its zero value means the analyzer's defaults.
+	Analysis analyzer.CompareOptions
 }
 
 // CompareResult is what a comparison saw.
@@ -96,7 +99,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 		}
 		return nil, runErr
 	}
-	rep, err := CompareFiles(ctx, sides[0].sc.RunPath, sides[1].sc.RunPath, cfg.Goals)
+	rep, err := CompareFilesWith(ctx, sides[0].sc.RunPath, sides[1].sc.RunPath, cfg.Goals, cfg.Analysis)
 	if err != nil {
 		return nil, err
 	}

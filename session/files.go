@@ -18,6 +18,12 @@ import (
 // CompareFiles compares two run files, the baseline first, and checks
 // goals against the candidate. The report lists the two run files.
 func CompareFiles(ctx context.Context, basePath, candPath string, goals []analyzer.Goal) (*report.ComparisonReport, error) {
+	return CompareFilesWith(ctx, basePath, candPath, goals, analyzer.CompareOptions{})
+}
+
+// CompareFilesWith is CompareFiles with the analyzer's options (minimum
+// change, confidence; zero values mean its defaults).
+func CompareFilesWith(ctx context.Context, basePath, candPath string, goals []analyzer.Goal, opts analyzer.CompareOptions) (*report.ComparisonReport, error) {
 	base, err := snapshots.OpenRun(basePath)
 	if err != nil {
 		return nil, fmt.Errorf("compare: %w", err)
@@ -28,7 +34,7 @@ func CompareFiles(ctx context.Context, basePath, candPath string, goals []analyz
 		return nil, fmt.Errorf("compare: %w", err)
 	}
 	defer cand.Close()
-	c, err := analyzer.CompareRuns(ctx, base, cand, analyzer.SummarizeOptions{}, analyzer.CompareOptions{})
+	c, err := analyzer.CompareRuns(ctx, base, cand, analyzer.SummarizeOptions{}, opts)
 	if err != nil {
 		return nil, fmt.Errorf("compare: %w", err)
 	}
@@ -67,6 +73,11 @@ func failureNote(c *analyzer.Comparison) string {
 // checked against the candidate; the report lists the files in dir,
 // reports included (report.EXT).
 func LoadComparison(ctx context.Context, dir string, extra []analyzer.Goal) (*report.ComparisonReport, error) {
+	return LoadComparisonWith(ctx, dir, extra, analyzer.CompareOptions{})
+}
+
+// LoadComparisonWith is LoadComparison with the analyzer's options.
+func LoadComparisonWith(ctx context.Context, dir string, extra []analyzer.Goal, opts analyzer.CompareOptions) (*report.ComparisonReport, error) {
 	base, cand := filepath.Join(dir, BaselineRun), filepath.Join(dir, CandidateRun)
 	if !fileExists(base) || !fileExists(cand) {
 		return nil, fmt.Errorf("%s holds no %s and %s: not the output directory of replay compare", dir, BaselineRun, CandidateRun)
@@ -80,7 +91,7 @@ func LoadComparison(ctx context.Context, dir string, extra []analyzer.Goal) (*re
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cand, err)
 	}
-	rep, err := CompareFiles(ctx, base, cand, append(goals, extra...))
+	rep, err := CompareFilesWith(ctx, base, cand, append(goals, extra...), opts)
 	if err != nil {
 		return nil, err
 	}
