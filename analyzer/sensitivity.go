@@ -19,7 +19,7 @@ func ParseMinChange(s string) (CompareOptions, error) {
 	var o CompareOptions
 	parts := strings.Split(s, ",")
 	if strings.TrimSpace(s) == "" || len(parts) > 2 {
-		return o, fmt.Errorf("min change %q: want a percentage and a duration, e.g. %s", s, DefaultMinChange)
+		return o, fmt.Errorf("%q: want a percentage and a duration, e.g. %s", s, DefaultMinChange)
 	}
 	var rel, abs bool
 	for _, p := range parts {
@@ -27,14 +27,14 @@ func ParseMinChange(s string) (CompareOptions, error) {
 		if v, ok := strings.CutSuffix(p, "%"); ok {
 			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 			if err != nil || f <= 0 || f >= 1000 || rel {
-				return o, fmt.Errorf("min change %q: %q is not a percentage above 0 (e.g. 10%%)", s, p)
+				return o, fmt.Errorf("%q: %q is not one percentage above 0 (e.g. 10%%)", s, p)
 			}
 			o.MinRelative, rel = f/100, true
 			continue
 		}
 		d, err := time.ParseDuration(p)
 		if err != nil || d <= 0 || abs {
-			return o, fmt.Errorf("min change %q: %q is neither a percentage (10%%) nor a positive duration (5ms)", s, p)
+			return o, fmt.Errorf("%q: %q is neither a percentage (10%%) nor one positive duration (5ms)", s, p)
 		}
 		o.MinChange, abs = d, true
 	}
@@ -45,7 +45,7 @@ func ParseMinChange(s string) (CompareOptions, error) {
 // and 0.9999 (0.99 is 99%).
 func ParseConfidence(c float64) error {
 	if c < 0.5 || c > 0.9999 {
-		return fmt.Errorf("confidence %g: want a level between 0.5 and 0.9999, e.g. 0.95 for 95%%", c)
+		return fmt.Errorf("%g: want a level between 0.5 and 0.9999, e.g. 0.95 for 95%%", c)
 	}
 	return nil
 }
