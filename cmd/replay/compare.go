@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/replaykit/replay/analyzer"
 	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/session"
 )
@@ -33,6 +34,8 @@ type compareOptions struct {
 	reset      string
 	out        string
 	formats    []string
+	minChange  string
+	confidence float64
 
 	// progress draws a live progress line on stderr (a terminal).
 	progress bool
@@ -92,6 +95,8 @@ func newCmdCompare(s streams) *cobra.Command {
 	f.BoolVar(&opts.sequential, "sequential", false, "load the baseline, then the candidate, instead of interleaving")
 	f.StringVar(&opts.reset, "reset", "", "`COMMAND` (sh -c) that restores the data, run before each side's explain phase and before the load")
 	f.StringVar(&opts.out, "out", "", "`DIR` for the run files, build logs and reports (default ./replay-compare-TIMESTAMP; offline: no files)")
+	f.StringVar(&opts.minChange, "min-change", analyzer.DefaultMinChange, "smallest p95 change `'P%,D'` that counts: both the percentage and the duration")
+	f.Float64Var(&opts.confidence, "confidence", 0.99, "confidence level `C` of the intervals (0.95 is 95%)")
 	addFormatFlag(f, &opts.formats)
 	return cmd
 }

@@ -42,7 +42,7 @@ func writeComparison(w io.Writer, rep *report.ComparisonReport, formats []report
 
 // compareOffline compares two existing run files.
 func compareOffline(ctx context.Context, opts *compareOptions, su *compareSetup, s streams) (*report.ComparisonReport, error) {
-	rep, err := session.CompareFiles(ctx, opts.runs[0], opts.runs[1], su.goals)
+	rep, err := session.CompareFilesWith(ctx, opts.runs[0], opts.runs[1], su.goals, su.analysis)
 	if err != nil {
 		return nil, err
 	}

@@ -63,7 +63,7 @@ func (opts *compareOptions) sessionConfig(ctx context.Context, su *compareSetup,
 	c.Settings = su.settings
 	c.Listening = func(s *session.Side) { s.WriteStartHint(notes) }
 	c.Warn = func(err error) { fmt.Fprintf(notes, "replay: warning: %v\n", err) }
-	cfg := session.CompareConfig{Config: c, Plan: su.plan, Reset: opts.reset, Goals: su.replay.goals,
+	cfg := session.CompareConfig{Config: c, Plan: su.plan, Reset: opts.reset, Goals: su.replay.goals, Analysis: su.analysis,
 		Baseline:  opts.baseline.sideConfig("baseline", su.headers[0]),
 		Candidate: opts.candidate.sideConfig("candidate", su.headers[1]),
 	}

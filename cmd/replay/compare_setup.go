@@ -18,6 +18,7 @@ type compareSetup struct {
 	formats  []report.Format
 	goals    []analyzer.Goal   // offline
 	settings map[string]string // shared by both sides' run files
+	analysis analyzer.CompareOptions
 }
 
 // compareFlagNames name the comparison plan's fields as the flags of
@@ -55,7 +56,21 @@ func (opts *compareOptions) setupOffline() (*compareSetup, error) {
 	if su.goals, err = analyzer.ParseGoals(opts.goals); err != nil {
 		return nil, usagef("compare: --goal: %v", err)
 	}
-	return su, nil
+	su.analysis, err = opts.analysis()
+	return su, err
+}
+
+// analysis reads --min-change and --confidence.
+func (opts *compareOptions) analysis() (analyzer.CompareOptions, error) {
+	o, err := analyzer.ParseMinChange(opts.minChange)
+	if err != nil {
+		return o, usagef("compare: --min-change %v", err)
+	}
+	if err := analyzer.ParseConfidence(opts.confidence); err != nil {
+		return o, usagef("compare: --confidence %v", err)
+	}
+	o.Confidence = opts.confidence
+	return o, nil
 }
 
 // setup validates the options of a live comparison; its errors are usage
@@ -92,7 +107,8 @@ func (opts *compareOptions) setup() (*compareSetup, error) {
 		}
 	}
 	su.settings = opts.replayFlags.settings()
-	return su, nil
+	su.analysis, err = opts.analysis()
+	return su, err
 }
 
 // comparePlan reads the load flags.
