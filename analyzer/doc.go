@@ -41,8 +41,11 @@
 // regression when any of the following holds, an improvement when one holds
 // in the better direction and none in the worse, inconclusive when latency
 // could not be judged (fewer than MinSamples, 30, load requests on a side) or
-// changed by at least the minimums but not beyond the noise, and unchanged
-// otherwise:
+// changed by at least the minimums but not beyond the noise, or when the
+// p95 interval reaches past the minimums (the run cannot rule out a change
+// that counts; Change.MinDetectable says the smallest it could have seen:
+// exp of the interval's half-width on the log scale, at least the
+// minimums), and unchanged when the whole p95 interval lies inside them:
 //
 //   - Latency (p95, and p99 when both sides have at least 500 requests). The
 //     change must pass three tests. (1) Beyond the noise: a bootstrap
