@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/replaykit/replay/analyzer"
 	"github.com/replaykit/replay/mock"
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/snapshots"
@@ -31,6 +32,7 @@ type Side struct {
 	wiring   replayer.Wiring
 
 	build  *replayer.Process
+	exit   *analyzer.BuildExit // how build ended during the run; nil when it ran on
 	target string
 	rp     *replayer.Replayer
 	run    *snapshots.RunWriter
@@ -241,6 +243,9 @@ func (s *Side) explainWeights(explain int) {
 // measured: its load's stats, mock misses and statements.
 func (s *Side) finish(st replayer.Stats) error {
 	if s.build != nil {
+		if how := s.build.Ended(); how != "" {
+			s.exit = &analyzer.BuildExit{How: how, LastLines: s.build.LastLines(5), Log: s.sc.LogPath}
+		}
 		if err := s.build.Stop(); err != nil && s.cfg.Warn != nil {
 			s.cfg.Warn(fmt.Errorf("%s: %w", s.sc.Name, err))
 		}
