@@ -17,7 +17,8 @@ import (
 
 // failingAppSource is a build for --cmd that fails in one of two ways:
 // with EXIT_AFTER=N it serves N requests, logs a last line and exits 3;
-// with DB=1 each request opens a PostgreSQL connection through
+// with UPSTREAM=URL each request gets URL (through $HTTP_PROXY) and
+// answers 502 unless it answers 200; with DB=1 each request opens a PostgreSQL connection through
 // $REPLAY_SQLCOUNT_ADDR and answers 500 when the server refuses it.
 const failingAppSource = `package main
 
@@ -49,6 +50,18 @@ func main() {
 			b := make([]byte, 1)
 			if _, err := c.Read(b); err != nil || b[0] == 'E' {
 				http.Error(w, "database: connection refused", 500)
+				return
+			}
+		}
+		if u := os.Getenv("UPSTREAM"); u != "" {
+			resp, err := http.Get(u)
+			if err != nil {
+				http.Error(w, err.Error(), 502)
+				return
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				http.Error(w, "upstream: "+resp.Status, 502)
 				return
 			}
 		}
@@ -183,5 +196,27 @@ func TestRunMaxFailed(t *testing.T) {
 	if code, _, stderr := replayRun(t, "--snapshot", snap, "--out", filepath.Join(dir, "x.run"), "--target", srv.URL, "--max-failed", "5"); code != exitUsage ||
 		!strings.Contains(stderr, "--max-failed") {
 		t.Errorf("--max-failed 5: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestRunMockMisses: a build whose upstream calls the mock has no answer
+// for fails, and the report names the 502 answers and the mock's misses.
+func TestRunMockMisses(t *testing.T) {
+	bin := buildFailingApp(t)
+	snap := mockSnapshot(t) // records plain.test:8080/ping and an inbound GET /x
+	out := filepath.Join(t.TempDir(), "r.run")
+	code, stdout, stderr := replayRun(t, "--snapshot", snap, "--out", out, "--cmd", bin, "--env", "UPSTREAM=http://plain.test:8080/gone",
+		"--mock", "plain.test:8080", "--ca-dir", filepath.Join(t.TempDir(), "ca"), "--explain", "0", "--iterations", "4")
+	if code != exitRegression {
+		t.Fatalf("exit %d; want %d\nstdout:\n%s\nstderr:\n%s", code, exitRegression, stdout, stderr)
+	}
+	for _, want := range []string{
+		"5xx answers ×4 (502 Bad Gateway ×4)",
+		"mock misses: ", // the build's readiness check may call upstream too
+		" upstream calls the snapshot has no answer for",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
 	}
 }
