@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/replaykit/replay/analyzer"
 	"github.com/replaykit/replay/replayer"
@@ -81,6 +82,9 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	sink := newSummarySink(ctx, s.run, s.info)
 	st, runErr := runMeasured(ctx, s, cfg.Plan, sink)
 	sum, sumErr := sink.summary()
+	if sumErr == nil && sum.Overall != nil && sum.Overall.Failed > 0 {
+		s.noteExit(time.Second)
+	}
 	if err := s.finish(st); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
