@@ -70,6 +70,9 @@ func (c FailureCause) String() string {
 		s = fmt.Sprintf("%s: the SQL counter could not connect to the database %s times", c.Kind, FormatCount(float64(c.Count)))
 	default:
 		s = fmt.Sprintf("%s ×%d", c.Kind, c.Count)
+		if c.Count == 0 { // a build that exited with no request failing for it
+			s = c.Kind
+		}
 	}
 	if c.Detail != "" {
 		s += " (" + c.Detail + ")"
