@@ -276,16 +276,17 @@ func sqlSentence(c *Comparison, e *EndpointComparison) string {
 }
 
 // failureSentence describes a change in the failure rate, naming the
-// candidate's commonest failures when it rose.
+// candidate's main causes (FailureCauses) with counts when it rose.
 func failureSentence(e *EndpointComparison) string {
 	b, k := e.Baseline, e.Candidate
 	s := fmt.Sprintf("failures %s from %s to %s", direction(k.FailureRate()-b.FailureRate()), FormatPercent(b.FailureRate()), FormatPercent(k.FailureRate()))
 	if k.FailureRate() > b.FailureRate() && len(k.Failures) > 0 {
+		causes := FailureCauses(&Summary{Overall: k}, nil)
 		var kinds []string
-		for _, f := range k.Failures[:min(2, len(k.Failures))] {
-			kinds = append(kinds, fmt.Sprintf("%s ×%d", f, f.Count))
+		for _, c := range causes[:min(2, len(causes))] {
+			kinds = append(kinds, c.String())
 		}
-		s += " (" + strings.Join(kinds, ", ") + ")"
+		s += ": " + strings.Join(kinds, "; ")
 	}
 	return s
 }

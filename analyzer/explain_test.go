@@ -97,7 +97,7 @@ func TestExplainFailuresAndMockMisses(t *testing.T) {
 	failing := epSpec{name: "GET /catalog", median: 3 * ms, failRate: 0.12, failWith: 502}
 	c := pair(t, base, failing, [2]int64{0, 12})
 	e := c.Endpoint("GET /catalog")
-	want := fmt.Sprintf("failures rose from 0%% to %s (502 Bad Gateway ×%d); the candidate made 12 upstream calls the snapshot has no answer for (baseline 0)",
+	want := fmt.Sprintf("failures rose from 0%% to %s: 5xx answers ×%[2]d (502 Bad Gateway ×%[2]d); the candidate made 12 upstream calls the snapshot has no answer for (baseline 0)",
 		FormatPercent(e.Candidate.FailureRate()), e.Candidate.Failed)
 	checkExplanation(t, e, Regression, CauseFailures, regexp.QuoteMeta(want))
 	if e.Candidate.FailureRate() < 10 || e.Candidate.FailureRate() > 14 || e.FailureZ < 10 {

@@ -93,7 +93,11 @@ func runOutcome(r *RunReport, q quoter) string {
 	if n := len(r.Faults()); n > 0 {
 		success += fmt.Sprintf("; ⚠️ %s (below): the figures are not all the build's", plural(n, "wiring fault"))
 	}
-	switch {
+	switch why := r.Failures.Why(); {
+	case why != "" && len(missed) > 0:
+		return fmt.Sprintf("❌ Failed: %s, and %d of %s missed (%s); %s", why, len(missed), plural(len(r.Goals), "goal"), strings.Join(missed, ", "), success)
+	case why != "":
+		return fmt.Sprintf("❌ Failed: %s; %s", why, success)
 	case len(missed) > 0:
 		return fmt.Sprintf("❌ Failed: %d of %s missed (%s); %s", len(missed), plural(len(r.Goals), "goal"), strings.Join(missed, ", "), success)
 	case len(r.Goals) > 0:

@@ -128,7 +128,7 @@ func bar(v, largest float64) string {
 func RunHTML(w io.Writer, r *RunReport) error {
 	s := r.Summary
 	p := htmlPage{Style: template.CSS(htmlStyle), Ran: "Ran: " + runRan(s, plain), Outcome: trimEmoji(runOutcome(r, plain)),
-		Class: "good", Goals: htmlGoals(r.Goals), Notes: append(faultNotes(r.Faults()), runNotes(s)...), Artifacts: r.Artifacts, Next: runNext(r, plain)}
+		Class: "good", Goals: htmlGoals(r.Goals), Notes: append(append(faultNotes(r.Faults()), failureNotes(r)...), runNotes(s)...), Artifacts: r.Artifacts, Next: runNext(r, plain)}
 	if !r.Passed() {
 		p.Class = "bad"
 	}

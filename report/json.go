@@ -31,6 +31,16 @@ type RunDocument struct {
 	// Wiring lists the run's wiring faults (analyzer.RunFaults); absent
 	// when there are none.
 	Wiring []FaultDocument `json:"wiring,omitempty"`
+	// MaxFailed is the largest share of failed requests that passes, a
+	// fraction; absent when not checked.
+	MaxFailed *float64 `json:"max_failed,omitempty"`
+	// FailedWhy says why the run failed on its failed requests; absent
+	// when it did not.
+	FailedWhy string `json:"failed_why,omitempty"`
+	// FailureCauses are the main causes of the failed requests, most
+	// requests first, then the mock's misses and the database's errors;
+	// absent when no request failed.
+	FailureCauses []FailureCauseDocument `json:"failure_causes,omitempty"`
 }
 
 // LatencyDocument holds latency figures in milliseconds: from the intended
@@ -162,6 +172,10 @@ func NewRunDocument(r *RunReport) RunDocument {
 	}
 	for _, e := range s.Endpoints {
 		d.Endpoints = append(d.Endpoints, endpointDoc(e))
+	}
+	if f := r.Failures; f != nil {
+		m := f.MaxFailed
+		d.MaxFailed, d.FailedWhy, d.FailureCauses = &m, f.Why(), failureCauseDocs(r)
 	}
 	return d
 }

@@ -36,6 +36,7 @@ func RunMarkdown(w io.Writer, r *RunReport) error {
 		row("**all**", s.Overall)
 	}
 	writeGoalsMarkdown(e, "Goal", r.Goals)
+	writeFailuresMarkdown(e, r)
 	e.println("")
 	for _, n := range runNotes(s) {
 		e.println("<sub>" + n + "</sub><br>")

@@ -124,12 +124,18 @@ type RunReport struct {
 	Goals []analyzer.GoalResult
 	// Artifacts are files to point at.
 	Artifacts []Artifact
+	// Failures checks the share of failed requests and names their causes
+	// (analyzer.CheckFailures); nil when not checked.
+	Failures *analyzer.FailureCheck
 }
 
-// Passed reports whether every goal passed (true when there are none): the
-// CLI exits 99 otherwise. Wiring faults (Faults) are shown, not failed: a
-// run judges its goals alone.
-func (r *RunReport) Passed() bool { return analyzer.AllPassed(r.Goals) }
+// Passed reports whether every goal passed (true when there are none) and
+// no more requests failed than Failures allows: the CLI exits 99
+// otherwise. Wiring faults (Faults) are shown, not failed: a run judges its
+// goals and failures alone.
+func (r *RunReport) Passed() bool {
+	return analyzer.AllPassed(r.Goals) && (r.Failures == nil || !r.Failures.Failed)
+}
 
 // Faults are the run's wiring faults (analyzer.RunFaults): a build that did
 // not use its SQL counter or mock.

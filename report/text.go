@@ -21,9 +21,14 @@ func RunText(w io.Writer, r *RunReport) error {
 		result = "FAILED"
 	}
 	o := s.Overall
-	e.printf("Result: %s · success rate %s (%s of %s failed)\n", result, analyzer.FormatPercent(o.SuccessRate), count(o.Failed), count(o.Requests))
+	why := ""
+	if w := r.Failures.Why(); w != "" {
+		why = " · " + w
+	}
+	e.printf("Result: %s · success rate %s (%s of %s failed)%s\n", result, analyzer.FormatPercent(o.SuccessRate), count(o.Failed), count(o.Requests), why)
 	writeFaultsText(e, r.Faults(), "run again")
 	writeGoalsText(e, "Goals", r.Goals)
+	writeFailuresText(e, r)
 	e.println("")
 	e.println("Endpoints (busiest first)")
 	writeEndpointTable(e, s)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/replaykit/replay/analyzer"
 	"github.com/replaykit/replay/replayer"
@@ -21,6 +22,10 @@ type RunConfig struct {
 	Plan replayer.LoadPlan
 	// Goals are checked against the run (none is fine).
 	Goals []analyzer.Goal
+	// MaxFailed is the largest fraction of load requests that may fail
+	// (0.01: 1%) before the run fails, goals or not; zero means
+	// analyzer.DefaultMaxFailed, a negative value that none may.
+	MaxFailed float64
 	// Ready, when set, is told the target URL once the build answers.
 	Ready func(url string)
 }
@@ -77,6 +82,9 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	sink := newSummarySink(ctx, s.run, s.info)
 	st, runErr := runMeasured(ctx, s, cfg.Plan, sink)
 	sum, sumErr := sink.summary()
+	if sumErr == nil && sum.Overall != nil && sum.Overall.Failed > 0 {
+		s.noteExit(time.Second)
+	}
 	if err := s.finish(st); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
@@ -90,7 +98,8 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	// The counter's unattributed statements are complete only now.
 	sum.ShareUnattributedSQL(s.info.UnattributedSQL)
 	analyzer.CheckLoad(sum)
-	rep := &report.RunReport{Summary: sum, Goals: analyzer.Check(sum, cfg.Goals), Artifacts: []report.Artifact{{Name: "run file", Path: cfg.Side.RunPath}}}
+	rep := &report.RunReport{Summary: sum, Goals: analyzer.Check(sum, cfg.Goals), Artifacts: []report.Artifact{{Name: "run file", Path: cfg.Side.RunPath}},
+		Failures: analyzer.CheckFailures(sum, cfg.maxFailed(), s.exit)}
 	if s.build != nil {
 		rep.Artifacts = append(rep.Artifacts, report.Artifact{Name: "build log", Path: cfg.Side.LogPath})
 	}
@@ -119,4 +128,15 @@ func maxStage(p replayer.LoadPlan) int {
 		m = max(m, s.Target)
 	}
 	return m
+}
+
+// maxFailed is the fraction of RunConfig.MaxFailed, its default applied.
+func (cfg *RunConfig) maxFailed() float64 {
+	switch {
+	case cfg.MaxFailed == 0:
+		return analyzer.DefaultMaxFailed
+	case cfg.MaxFailed < 0:
+		return 0
+	}
+	return cfg.MaxFailed
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/replaykit/replay/analyzer"
 	"github.com/replaykit/replay/mock"
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/snapshots"
@@ -31,6 +32,7 @@ type Side struct {
 	wiring   replayer.Wiring
 
 	build  *replayer.Process
+	exit   *analyzer.BuildExit // how build ended during the run; nil when it ran on
 	target string
 	rp     *replayer.Replayer
 	run    *snapshots.RunWriter
@@ -240,6 +242,7 @@ func (s *Side) explainWeights(explain int) {
 // finish stops the build and closes the run file with what the side
 // measured: its load's stats, mock misses and statements.
 func (s *Side) finish(st replayer.Stats) error {
+	s.noteExit(0)
 	if s.build != nil {
 		if err := s.build.Stop(); err != nil && s.cfg.Warn != nil {
 			s.cfg.Warn(fmt.Errorf("%s: %w", s.sc.Name, err))
@@ -310,4 +313,22 @@ func startSides(ctx context.Context, op string, sides []*Side) error {
 		}
 	}
 	return nil
+}
+
+// noteExit records how the side's build ended when it ended on its own,
+// waiting up to wait for an end under way: a build that died refuses
+// connections a moment before its command is reaped.
+func (s *Side) noteExit(wait time.Duration) {
+	if s.build == nil || s.exit != nil {
+		return
+	}
+	if wait > 0 {
+		select {
+		case <-s.build.Exited():
+		case <-time.After(wait):
+		}
+	}
+	if how := s.build.Ended(); how != "" {
+		s.exit = &analyzer.BuildExit{How: how, LastLines: s.build.LastLines(5), Log: s.sc.LogPath}
+	}
 }

@@ -16,6 +16,7 @@ func (s *Side) wiringFacts() *snapshots.Wiring {
 	if s.sql != nil {
 		st := s.sql.Stats()
 		w.SQLAddr, w.SQLApp, w.SQLConnections = s.sqlAddr, s.givenApp(), st.Connections
+		w.SQLUpstreamErrors = st.UpstreamErrors
 		for _, c := range st.Clients {
 			w.SQLClients = append(w.SQLClients, snapshots.SQLClient{App: c.App, Connections: c.Connections, Statements: c.Statements})
 		}

@@ -18,6 +18,10 @@ type Wiring struct {
 	// SQLClients counts connections and statements per application_name
 	// the clients gave at startup ("" for none), by name.
 	SQLClients []SQLClient `json:"sql_clients,omitempty"`
+	// SQLUpstreamErrors counts the client connections the counter could
+	// not open to the database (it was down or refused); zero in run files
+	// written before replay recorded it.
+	SQLUpstreamErrors int64 `json:"sql_upstream_errors,omitempty"`
 	// MockAddr is the address of the run's mock; empty when nothing was
 	// mocked, and then the mock fields below mean nothing.
 	MockAddr string `json:"mock_addr,omitempty"`

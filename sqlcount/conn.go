@@ -75,6 +75,7 @@ func (p *Proxy) handle(ctx context.Context, client net.Conn, loops *loops) {
 	d := net.Dialer{Timeout: p.dialTimeout}
 	server, err := d.DialContext(ctx, "tcp", p.upstream)
 	if err != nil {
+		p.upErrors.Add(1)
 		log.Warn("sqlcount: cannot reach upstream", "upstream", p.upstream, "err", err)
 		connectionFailure(client, "sqlcount: cannot reach upstream server "+p.upstream+": "+err.Error())
 		return
@@ -86,6 +87,7 @@ func (p *Proxy) handle(ctx context.Context, client net.Conn, loops *loops) {
 	if p.upstreamTLS != nil {
 		tc, err := p.upstreamHandshake(server)
 		if err != nil {
+			p.upErrors.Add(1)
 			log.Warn("sqlcount: upstream TLS", "upstream", p.upstream, "err", err)
 			connectionFailure(client, "sqlcount: upstream server "+p.upstream+": "+err.Error())
 			return

@@ -62,6 +62,7 @@ type Proxy struct {
 	errors     atomic.Int64
 	connSeq    atomic.Int64
 	conns      atomic.Int64 // connections past their startup, cancel requests not counted
+	upErrors   atomic.Int64 // connections the upstream server could not be reached for
 	clients    clients
 	bufs       sync.Pool
 
@@ -84,6 +85,9 @@ type Stats struct {
 	Clients []ClientStats
 	// Errors is the number of statements the server rejected.
 	Errors int64
+	// UpstreamErrors is the number of client connections the proxy could
+	// not open to the server (dial or TLS failed): a database that was down.
+	UpstreamErrors int64
 	// Fingerprints holds the totals per fingerprint, the most frequent
 	// first (ties in fingerprint order).
 	Fingerprints []FingerprintStats
@@ -194,7 +198,7 @@ func (p *Proxy) End(id int64) []snapshots.SQLCount { return p.tracker.end(id) }
 
 // Stats returns the totals so far.
 func (p *Proxy) Stats() Stats {
-	st := Stats{Statements: p.statements.Load(), Errors: p.errors.Load(), Connections: p.conns.Load(), Clients: p.clients.all()}
+	st := Stats{Statements: p.statements.Load(), Errors: p.errors.Load(), Connections: p.conns.Load(), Clients: p.clients.all(), UpstreamErrors: p.upErrors.Load()}
 	for _, fp := range p.fps.all() {
 		n, e := fp.count.Load(), fp.errors.Load()
 		if n == 0 && e == 0 {

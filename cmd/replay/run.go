@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/replaykit/replay/analyzer"
 	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/session"
 )
@@ -26,6 +27,7 @@ type runOptions struct {
 	speed      float64
 	mockListen string
 	buildLog   string
+	maxFailed  string
 	formats    []string
 
 	stdout, stderr io.Writer
@@ -64,6 +66,7 @@ func newCmdRun(s streams) *cobra.Command {
 	f.Float64Var(&opts.speed, "speed", 0, "as recorded: replay the recorded arrival times `X` times faster (1 as recorded)")
 	f.StringVar(&opts.mockListen, "mock-listen", "127.0.0.1:0", "`ADDR` the mock's forward proxy listens on")
 	f.StringVar(&opts.buildLog, "build-log", "", "`FILE` for the output of --cmd (default RUN.build.log)")
+	f.StringVar(&opts.maxFailed, "max-failed", "1%", "fail the run when more than `SHARE` of its requests fail (N% or a fraction; 0: any)")
 	addFormatFlag(f, &opts.formats)
 	return cmd
 }
@@ -112,6 +115,13 @@ func runRun(ctx context.Context, opts *runOptions) error {
 
 // sessionConfig loads the snapshot and returns the session of the run.
 func (opts *runOptions) sessionConfig(ctx context.Context, su *runSetup, notes io.Writer) (session.RunConfig, error) {
+	maxFailed, err := analyzer.ParseMaxFailed(opts.maxFailed)
+	if err != nil {
+		return session.RunConfig{}, usagef("--max-failed: %v", err)
+	}
+	if maxFailed == 0 {
+		maxFailed = -1 // none may fail
+	}
 	c, err := opts.replayFlags.config(ctx, "run", su.replay)
 	if err != nil {
 		return session.RunConfig{}, err
@@ -126,5 +136,5 @@ func (opts *runOptions) sessionConfig(ctx context.Context, su *runSetup, notes i
 	if len(su.replay.pgListen) > 0 {
 		side.PostgresListen = su.replay.pgListen[0]
 	}
-	return session.RunConfig{Config: c, Side: side, Plan: su.plan, Goals: su.replay.goals, Ready: opts.onTarget}, nil
+	return session.RunConfig{Config: c, Side: side, Plan: su.plan, Goals: su.replay.goals, MaxFailed: maxFailed, Ready: opts.onTarget}, nil
 }

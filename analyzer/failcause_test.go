@@ -1,0 +1,85 @@
+package analyzer
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/replaykit/replay/snapshots"
+)
+
+func TestClassifyFailure(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		err    string
+		exited bool
+		want   string
+	}{
+		{503, "", false, FailServerError},
+		{404, "", false, FailStatus},
+		{0, "Get \"http://127.0.0.1:1/a\": dial tcp 127.0.0.1:1: connect: connection refused", false, FailRefused},
+		{0, "dial tcp 127.0.0.1:1: connect: connection refused", true, FailBuildExited},
+		{0, "read tcp 127.0.0.1:5->127.0.0.1:6: read: connection reset by peer", false, FailClosed},
+		{0, "unexpected EOF", true, FailBuildExited},
+		{0, "timeout: no complete response within 30s", false, FailTimeout},
+		{0, "not sent: target stalled", false, FailNotSent},
+		{0, "tls: bad certificate", false, FailOther},
+	} {
+		if got := ClassifyFailure(tc.status, tc.err, tc.exited); got != tc.want {
+			t.Errorf("ClassifyFailure(%d, %q, %v) = %q; want %q", tc.status, tc.err, tc.exited, got, tc.want)
+		}
+	}
+}
+
+func TestCheckFailures(t *testing.T) {
+	s := &Summary{
+		Info: snapshots.RunInfo{MockMisses: 7, StatementErrors: 3, Wiring: &snapshots.Wiring{SQLUpstreamErrors: 2}},
+		Overall: &EndpointSummary{Requests: 200, Failed: 60, Failures: []FailureCount{
+			{Error: "dial tcp 127.0.0.1:9: connect: connection refused", Count: 30},
+			{Status: 503, Count: 20},
+			{Status: 500, Count: 5},
+			{Error: "timeout: no complete response within 1s", Count: 4},
+		}},
+	}
+	exit := &BuildExit{How: "exited with status 2", LastLines: []string{"panic: out of memory"}}
+	got := CheckFailures(s, DefaultMaxFailed, exit)
+	want := &FailureCheck{MaxFailed: 0.01, Rate: 0.3, Failed: true, Causes: []FailureCause{
+		{Kind: FailBuildExited, Count: 30, Detail: "exited with status 2", LastLines: []string{"panic: out of memory"}},
+		{Kind: FailServerError, Count: 25, Detail: "503 Service Unavailable ×20, 500 Internal Server Error ×5"},
+		{Kind: FailTimeout, Count: 4},
+		{Kind: FailOther, Count: 1}, // failed but not among Overall.Failures
+		{Kind: FailMockMiss, Count: 7},
+		{Kind: FailDatabase, Count: 3},
+		{Kind: FailSQLUpstream, Count: 2},
+	}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("CheckFailures (-want +got):\n%s", d)
+	}
+	if w := got.Why(); w != "30% of requests failed (at most 1% may)" {
+		t.Errorf("Why() = %q", w)
+	}
+
+	// Without the exit, refused connections are named as such; within the
+	// limit the check passes, and zero allows none.
+	s.Overall.Failed, s.Overall.Requests = 1, 200
+	s.Overall.Failures = []FailureCount{{Error: "dial tcp 127.0.0.1:9: connect: connection refused", Count: 1}}
+	if c := CheckFailures(s, DefaultMaxFailed, nil); c.Failed || c.Causes[0].Kind != FailRefused || c.Why() != "" {
+		t.Errorf("0.5%% failed, limit 1%%: %+v", c)
+	}
+	if c := CheckFailures(s, 0, nil); !c.Failed {
+		t.Errorf("0.5%% failed, limit 0: passed")
+	}
+}
+
+func TestParseMaxFailed(t *testing.T) {
+	for in, want := range map[string]float64{"1%": 0.01, "0.5%": 0.005, "0.02": 0.02, "0": 0, "100%": 1} {
+		if got, err := ParseMaxFailed(in); err != nil || got != want {
+			t.Errorf("ParseMaxFailed(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "x", "-1%", "150%", "2"} {
+		if _, err := ParseMaxFailed(in); err == nil {
+			t.Errorf("ParseMaxFailed(%q): no error", in)
+		}
+	}
+}
