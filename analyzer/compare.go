@@ -304,16 +304,7 @@ func endpointUnion(base, cand *Summary) []string {
 			load[e.Endpoint] += e.Requests + e.ExplainRequests
 		}
 	}
-	names := make([]string, 0, len(load))
-	for n := range load {
-		names = append(names, n)
-	}
-	slices.SortFunc(names, func(a, b string) int {
-		if c := cmp.Compare(load[b], load[a]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	})
+	names := byCount(load)
 	return names
 }
 
@@ -390,4 +381,19 @@ func compareEndpoint(c *Comparison, name string, pairA, pairB map[int32]int32, p
 	e.Verdict = combine(enough, e.P95.Verdict, e.P99.Verdict, e.SQLVerdict, e.FailureVerdict)
 	explain(c, e)
 	return e
+}
+
+// byCount returns the keys of counts, the largest count first, then by key.
+func byCount[K cmp.Ordered](counts map[K]int64) []K {
+	keys := make([]K, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b K) int {
+		if c := cmp.Compare(counts[b], counts[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	return keys
 }

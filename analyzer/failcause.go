@@ -219,16 +219,7 @@ func evidenceCauses(info snapshots.RunInfo) []FailureCause {
 // statusDetail lists statuses with counts, the commonest first: "503
 // Service Unavailable ×40, 500 Internal Server Error ×2".
 func statusDetail(st map[int]int64) string {
-	codes := make([]int, 0, len(st))
-	for c := range st {
-		codes = append(codes, c)
-	}
-	slices.SortFunc(codes, func(a, b int) int {
-		if c := cmp.Compare(st[b], st[a]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	})
+	codes := byCount(st)
 	parts := make([]string, 0, len(codes))
 	for _, c := range codes {
 		name := strconv.Itoa(c)
