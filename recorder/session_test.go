@@ -12,55 +12,20 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/replaykit/replay/internal/ca"
+	"github.com/replaykit/replay/internal/pgtest"
 	"github.com/replaykit/replay/snapshots"
+	"github.com/replaykit/replay/sqlcount"
 )
-
-// sqlStub stands in for the SQL proxy: run reports a statement attributed,
-// as sqlcount does, to the inbound request in flight.
-type sqlStub struct {
-	onStatement func(*snapshots.Statement)
-
-	mu           sync.Mutex
-	begun, ended []int64
-	inflight     int64
-}
-
-var _ PostgresProxy = (*sqlStub)(nil)
-
-func (s *sqlStub) Begin(id int64, traceID string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.begun = append(s.begun, id)
-	s.inflight = id
-}
-
-func (s *sqlStub) End(id int64) []snapshots.SQLCount {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.ended = append(s.ended, id)
-	return nil
-}
-
-func (s *sqlStub) Serve(ctx context.Context, l net.Listener) error {
-	<-ctx.Done()
-	l.Close()
-	return ctx.Err()
-}
-
-func (s *sqlStub) run(sql string) {
-	s.mu.Lock()
-	id := s.inflight
-	s.mu.Unlock()
-	s.onStatement(&snapshots.Statement{ExchangeID: id, SQL: sql, Protocol: snapshots.ProtocolSimple})
-}
 
 // readBack opens the snapshot at path and returns its exchanges (by ID)
 // and statements.
@@ -104,18 +69,37 @@ func getBody(client *http.Client, u string) (string, error) {
 }
 
 // startShop starts a session around an app whose every request calls
-// upstream through the outbound proxy and runs a statement through stub.
-func startShop(t *testing.T, upstream string) (s *Session, path string, stub *sqlStub) {
+// upstream through the outbound proxy and runs a statement on the real
+// PostgreSQL db through the session's SQL proxy (sqlcount, as replay
+// record wires it).
+func startShop(t *testing.T, upstream string, db *pgtest.Cluster) (s *Session, path string, proxy *sqlcount.Proxy) {
 	t.Helper()
-	stub = &sqlStub{}
 	var appClient *http.Client // set before the app starts
+	var connMu sync.Mutex
+	var conn *pgx.Conn // opened by the first request, once the proxy listens
+	t.Cleanup(func() {
+		if conn != nil {
+			conn.Close(context.Background())
+		}
+	})
 	app := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		item, err := getBody(appClient, upstream+"/catalog")
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
-		stub.run("SELECT 1")
+		connMu.Lock()
+		defer connMu.Unlock()
+		if conn == nil {
+			if conn, err = pgx.Connect(r.Context(), strings.Replace(db.URL("postgres"), db.Addr(), s.PostgresAddr().String(), 1)); err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+		}
+		if _, err := conn.Exec(r.Context(), "SELECT 1"); err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
 		io.WriteString(w, r.URL.Path+" "+item)
 	}))
 	t.Cleanup(app.Close)
@@ -134,8 +118,9 @@ func startShop(t *testing.T, upstream string) (s *Session, path string, stub *sq
 		Inbound:  []SessionInbound{{Listen: "127.0.0.1:0", Target: mustURL(t, "http://"+app.Listener.Addr().String())}},
 		Outbound: &SessionOutbound{Listen: "127.0.0.1:0", CA: authority},
 		Postgres: &SessionPostgres{Listen: "127.0.0.1:0", New: func(addr net.Addr, onStatement func(*snapshots.Statement)) (PostgresProxy, error) {
-			stub.onStatement = onStatement
-			return stub, nil
+			p, err := sqlcount.New(sqlcount.Config{Upstream: db.Addr(), OnStatement: onStatement})
+			proxy = p
+			return p, err
 		}},
 	})
 	if err != nil {
@@ -144,11 +129,11 @@ func startShop(t *testing.T, upstream string) (s *Session, path string, stub *sq
 	if len(s.InboundAddrs()) != 1 || s.OutboundAddr() == nil || s.PostgresAddr() == nil {
 		t.Fatalf("addresses: inbound %v, outbound %v, postgres %v", s.InboundAddrs(), s.OutboundAddr(), s.PostgresAddr())
 	}
-	proxy := &url.URL{Scheme: "http", Host: s.OutboundAddr().String()}
-	appClient = &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxy)}, Timeout: 30 * time.Second}
+	proxyURL := &url.URL{Scheme: "http", Host: s.OutboundAddr().String()}
+	appClient = &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL)}, Timeout: 30 * time.Second}
 	app.Start()
 	s.Start()
-	return s, path, stub
+	return s, path, proxy
 }
 
 // TestSession records an app through all three proxies: each inbound
@@ -159,7 +144,7 @@ func TestSession(t *testing.T) {
 		io.WriteString(w, "pen")
 	}))
 	defer upstream.Close()
-	s, path, stub := startShop(t, upstream.URL)
+	s, path, proxy := startShop(t, upstream.URL, pgtest.New(t))
 	front := "http://" + s.InboundAddrs()[0].String()
 	for _, p := range []string{"/orders/1", "/orders/2"} {
 		if got, err := getBody(http.DefaultClient, front+p); err != nil || got != p+" pen" {
@@ -176,7 +161,7 @@ func TestSession(t *testing.T) {
 	}
 
 	xs, sts := readBack(t, path)
-	checkLinked(t, xs, sts, stub)
+	checkLinked(t, xs, sts, proxy)
 	var service string // the inbound proxy's, as the client addressed it
 	for _, x := range xs {
 		if x.Direction == snapshots.Inbound {
@@ -196,9 +181,9 @@ func TestSession(t *testing.T) {
 }
 
 // checkLinked checks that the two inbound exchanges of xs each have an
-// outbound call and a statement, and were told to the SQL proxy; it returns
-// their IDs.
-func checkLinked(t *testing.T, xs []*snapshots.Exchange, sts []*snapshots.Statement, stub *sqlStub) (inbound []int64) {
+// outbound call and a statement, and that the SQL proxy counted those two
+// statements; it returns their IDs.
+func checkLinked(t *testing.T, xs []*snapshots.Exchange, sts []*snapshots.Statement, proxy *sqlcount.Proxy) (inbound []int64) {
 	t.Helper()
 	for _, x := range xs {
 		if x.Direction == snapshots.Inbound {
@@ -225,13 +210,10 @@ func checkLinked(t *testing.T, xs []*snapshots.Exchange, sts []*snapshots.Statem
 	if diff := cmp.Diff(inbound, attributed); diff != "" {
 		t.Errorf("statements' exchanges (-inbound +statements):\n%s", diff)
 	}
-	stub.mu.Lock()
-	defer stub.mu.Unlock()
-	if diff := cmp.Diff(inbound, stub.begun); diff != "" {
-		t.Errorf("requests begun with the SQL proxy (-want +got):\n%s", diff)
-	}
-	if len(stub.ended) != 2 {
-		t.Errorf("requests ended with the SQL proxy: %v; want 2", stub.ended)
+	// Attribution to the inbound IDs above needs the recorder to have told
+	// the proxy each request's begin and end.
+	if n := proxy.Stats().Statements; n != 2 {
+		t.Errorf("the SQL proxy counted %d statements; want 2", n)
 	}
 	return inbound
 }
