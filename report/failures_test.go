@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/replaykit/replay/internal/golden"
+
 	"github.com/replaykit/replay/analyzer"
 )
 
@@ -35,7 +37,7 @@ func TestFailuresGolden(t *testing.T) {
 			if !strings.Contains(b.String(), "the build exited") || !strings.Contains(b.String(), "panic: out of memory") {
 				t.Errorf("%s report does not name the exited build and its last line:\n%s", f, b.String())
 			}
-			golden(t, "run-failed"+f.Ext()+".golden", b.Bytes())
+			golden.Check(t, "run-failed"+f.Ext()+".golden", b.Bytes())
 		})
 	}
 	r.Failures = analyzer.CheckFailures(r.Summary, 0.5, nil)

@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/replaykit/replay/internal/golden"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/replaykit/replay/snapshots"
@@ -26,7 +28,7 @@ func TestInventoryTextGolden(t *testing.T) {
 	if err := InventoryText(&got, &inv); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "inventory.txt.golden", got.Bytes())
+	golden.Check(t, "inventory.txt.golden", got.Bytes())
 }
 
 func TestInventoryTextEmpty(t *testing.T) {

@@ -5,41 +5,16 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
-	"flag"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/replaykit/replay/internal/golden"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/replaykit/replay/analyzer"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got; go test -update rewrites it):\n%s", path, diff)
-	}
-}
 
 func TestGolden(t *testing.T) {
 	run := runFixture(t)
@@ -52,23 +27,23 @@ func TestGolden(t *testing.T) {
 			if err := WriteRun(&b, f, run); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, "run"+f.Ext()+".golden", b.Bytes())
+			golden.Check(t, "run"+f.Ext()+".golden", b.Bytes())
 			b.Reset()
 			if err := WriteComparison(&b, f, cmpReport); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, "compare"+f.Ext()+".golden", b.Bytes())
+			golden.Check(t, "compare"+f.Ext()+".golden", b.Bytes())
 			if f == Text || f == JSON || f == Markdown {
 				b.Reset()
 				if err := WriteComparison(&b, f, same); err != nil {
 					t.Fatal(err)
 				}
-				golden(t, "compare-unchanged"+f.Ext()+".golden", b.Bytes())
+				golden.Check(t, "compare-unchanged"+f.Ext()+".golden", b.Bytes())
 				b.Reset()
 				if err := WriteComparison(&b, f, miswired); err != nil {
 					t.Fatal(err)
 				}
-				golden(t, "compare-miswired"+f.Ext()+".golden", b.Bytes())
+				golden.Check(t, "compare-miswired"+f.Ext()+".golden", b.Bytes())
 			}
 		})
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaykit/replay/internal/golden"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/replaykit/replay/snapshots"
@@ -207,7 +209,7 @@ func TestCompareRunFilesGolden(t *testing.T) {
 			if code != exitRegression {
 				t.Fatalf("exit %d, want 99 (a regression); stderr %s", code, stderr)
 			}
-			golden(t, tt.golden, []byte(strings.ReplaceAll(stdout, dir, "runs")))
+			golden.Check(t, tt.golden, []byte(strings.ReplaceAll(stdout, dir, "runs")))
 		})
 	}
 

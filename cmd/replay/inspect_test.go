@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/replaykit/replay/internal/golden"
 )
 
 // cliRun runs the CLI in process with stdin and returns its exit code and
@@ -34,7 +36,7 @@ func TestInspectText(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	golden(t, "inspect.txt", []byte(strings.ReplaceAll(stdout, snap, "orders.snap")))
+	golden.Check(t, "inspect.txt", []byte(strings.ReplaceAll(stdout, snap, "orders.snap")))
 }
 
 func TestInspectJSON(t *testing.T) {
@@ -43,7 +45,7 @@ func TestInspectJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	golden(t, "inspect.json", []byte(strings.ReplaceAll(stdout, snap, "orders.snap")))
+	golden.Check(t, "inspect.json", []byte(strings.ReplaceAll(stdout, snap, "orders.snap")))
 
 	// The keys checks outside the repo rely on (DESIGN.md, CLI contract).
 	var got struct {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/replaykit/replay/internal/golden"
 )
 
 func TestReportComparisonDir(t *testing.T) {
@@ -40,7 +42,7 @@ func TestReportRunFile(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d, want 0 (every recorded goal met); stderr %s", code, stderr)
 	}
-	golden(t, "report-run.txt.golden", []byte(strings.ReplaceAll(stdout, dir, "runs")))
+	golden.Check(t, "report-run.txt.golden", []byte(strings.ReplaceAll(stdout, dir, "runs")))
 	// The candidate misses its recorded goal GET /orders: sql<=5.
 	code, stdout, _ = cliRun(t, "", "report", cand, "--format", "json", "--goal", "p99<1s")
 	if code != exitRegression || !strings.Contains(stdout, `"goal": "GET /orders: sql<=5"`) || !strings.Contains(stdout, `"goal": "p99<1s"`) {

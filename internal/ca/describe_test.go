@@ -3,36 +3,16 @@ package ca
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/replaykit/replay/internal/golden"
+
 	"github.com/google/go-cmp/cmp"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got; go test -update rewrites it):\n%s", path, diff)
-	}
-}
 
 // infoFixture is a CA kept in a directory whose name needs quoting.
 func infoFixture() *Info {
@@ -67,7 +47,7 @@ func TestInfoWriters(t *testing.T) {
 			if err := tt.write(&b); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.name+".golden", b.Bytes())
+			golden.Check(t, tt.name+".golden", b.Bytes())
 		})
 	}
 

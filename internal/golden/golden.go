@@ -1,7 +1,10 @@
-package main
+// Package golden compares test output with golden files under testdata,
+// or rewrites them when the test binary runs with -update. Tests only: the
+// replay binary never imports it (make lint checks that it links no
+// package testing).
+package golden
 
 import (
-	"bytes"
 	"flag"
 	"os"
 	"path/filepath"
@@ -10,11 +13,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// update rewrites golden files instead of comparing: go test ./cmd/replay -update
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
-// golden compares got with testdata/name, or writes it there with -update.
-func golden(t *testing.T, name string, got []byte) {
+// Check compares got with testdata/name, or writes it there with -update.
+func Check(t testing.TB, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
 	if *update {
@@ -30,7 +32,7 @@ func golden(t *testing.T, name string, got []byte) {
 	if err != nil {
 		t.Fatalf("%v (run go test -update to create it)", err)
 	}
-	if !bytes.Equal(want, got) {
-		t.Errorf("output differs from %s (-want +got; go test -update rewrites it):\n%s", path, cmp.Diff(string(want), string(got)))
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-want +got; go test -update rewrites it):\n%s", path, diff)
 	}
 }
