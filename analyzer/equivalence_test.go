@@ -1,10 +1,13 @@
 package analyzer
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/replaykit/replay/snapshots"
 )
 
 // TestLatencyVerdictEquivalence: unchanged only when the whole interval
@@ -145,4 +148,70 @@ func TestEquivalenceAA(t *testing.T) {
 		}
 	}
 	t.Logf("+20%%: %v", counts)
+}
+
+// TestSequentialLooksKeepFalseAlarmRate: a comparison that looks three
+// times (after 10, 20 and 30 slice pairs) at levels spent with LookLevel
+// calls a change in A/A data in at most α of the trials, where looking
+// three times at the full α each would not be bound by it. The minimum
+// changes are switched off, so the intervals alone decide.
+func TestSequentialLooksKeepFalseAlarmRate(t *testing.T) {
+	const alpha = 0.10
+	n := seeds(t, 300)
+	spent, naive := 0, 0
+	for seed := range uint64(n) {
+		spec := func(name string) runSpec {
+			return runSpec{name: name, n: 1500, slices: 30, drift: 0.15, driftSeed: seed, jitter: 0.05, outliers: 0.02,
+				seed: seed*1000 + uint64(len(name))}
+		}
+		eps := []epSpec{{name: "GET /orders", median: 45 * ms, sigma: 0.35}}
+		base, cand := collect(synthResults(spec("baseline"), eps)), collect(synthResults(spec("candidate"), eps))
+		alarm := map[bool]bool{}
+		prev := 0.0
+		for look := 1; look <= 3; look++ {
+			upTo := func(rs []*snapshots.Result, name string) *Summary {
+				var kept []*snapshots.Result
+				for _, r := range rs {
+					if r.Slice <= 10*look {
+						kept = append(kept, r)
+					}
+				}
+				s, err := Summarize(context.Background(), spec(name).info(), fromSlice(kept), SummarizeOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+			b, c := upTo(base, "baseline"), upTo(cand, "candidate")
+			level := LookLevel(alpha, prev, float64(look)/3)
+			prev = float64(look) / 3
+			for _, spend := range []bool{true, false} {
+				conf := 1 - alpha
+				if spend {
+					conf = 1 - level
+				}
+				o := CompareOptions{Confidence: conf, Resamples: LookResamples(level, 500), MinChange: 1, MinRelative: 1e-9}
+				v := mustCompare(t, b, c, o).Endpoints[0].P95.Verdict
+				if v == Regression || v == Improvement {
+					alarm[spend] = true
+				}
+			}
+		}
+		if alarm[true] {
+			spent++
+		}
+		if alarm[false] {
+			naive++
+		}
+	}
+	// The bound, with room for the binomial noise of n trials (3 sigma).
+	bound := alpha*float64(n) + 3*math.Sqrt(alpha*(1-alpha)*float64(n))
+	t.Logf("A/A, 3 looks, α %v, %d trials: %d false alarms with spent levels (bound %.0f), %d looking at the full α each time",
+		alpha, n, spent, bound, naive)
+	if float64(spent) > bound {
+		t.Errorf("%d false alarms in %d trials with spent levels: more than α = %v allows (%.0f)", spent, n, alpha, bound)
+	}
+	if spent > naive {
+		t.Errorf("spending the level gave more false alarms (%d) than not (%d)", spent, naive)
+	}
 }

@@ -58,6 +58,10 @@ type CompareOptions struct {
 	NPlusOneMin float64
 }
 
+// WithDefaults returns o with its zero fields filled with the defaults, or
+// an error for a value out of range.
+func (o CompareOptions) WithDefaults() (CompareOptions, error) { return o.withDefaults() }
+
 // withDefaults fills zero fields and validates the rest.
 func (o CompareOptions) withDefaults() (CompareOptions, error) {
 	def := func(v *float64, d float64) {

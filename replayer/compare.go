@@ -80,6 +80,41 @@ type ComparePlan struct {
 	// Progress, when set, is told how the comparison goes, every
 	// Load.ProgressInterval (zero: 250ms) during each slice and at its end.
 	Progress func(CompareProgress)
+
+	// Calibrate, when positive, makes the load fair: both sides' warmups
+	// run Load's closed model (its VUs) and measure each side's throughput;
+	// every slice of both sides then runs the open model at Calibrate times
+	// the smaller throughput (0.5: half of it), so that both builds get the
+	// same requests at the same times, neither near its capacity, and a
+	// slow endpoint of one build cannot hold the load back from its other
+	// endpoints. Load must be the closed model; a zero Warmup warms up for
+	// one second. (Sequential, the baseline's warmup alone sets the rate.)
+	Calibrate float64
+	// MaxDuration, when longer than Load.Duration, lets an interleaved
+	// comparison run until it knows: after the first Slices pairs, Look is
+	// called, and while it does not say stop, LookEvery more pairs are run
+	// and Look called again, up to MaxDuration of load per side (the last
+	// look is at MaxDuration). Zero runs Load.Duration only.
+	MaxDuration time.Duration
+	// LookEvery is the number of slice pairs run between two looks; zero
+	// means half the first look's Slices (at least one).
+	LookEvery int
+	// Look, required with MaxDuration, judges the slices run so far (their
+	// results are in the sides' sinks) and says whether to stop.
+	Look func(ctx context.Context, l Look) (stop bool, err error)
+}
+
+// Look is the state of a comparison that runs until it knows, as
+// ComparePlan.Look is told it.
+type Look struct {
+	// N numbers the look from 1.
+	N int
+	// Slices is the number of slices run per side so far; Ran their load
+	// time per side, and MaxDuration the plan's.
+	Slices           int
+	Ran, MaxDuration time.Duration
+	// Last is set at the last look: MaxDuration is reached.
+	Last bool
 }
 
 // CompareProgress is a snapshot of a running comparison.
@@ -93,6 +128,8 @@ type CompareProgress struct {
 	Slice, Slices int
 	// Progress is the current call's progress (zero in the explain phase).
 	Progress Progress
+	// Note, in PhaseLook, says in one line what the look found.
+	Note string
 }
 
 // CompareStats sums up each side's load (the explain phase and warmup not
@@ -101,10 +138,23 @@ type CompareStats struct {
 	Baseline, Candidate Stats
 	// Slices is the number of slices per side (1 when sequential).
 	Slices int
+	// Looks is the number of looks taken (ComparePlan.MaxDuration).
+	Looks int
+	// Rate is the open model's rate every slice ran at, when
+	// ComparePlan.Calibrate set it; Throughput is the smaller closed-model
+	// throughput of the two sides (requests per second) it was found from.
+	Rate       Rate
+	Throughput float64
 }
 
-// PhaseWarmup labels warmup progress.
-const PhaseWarmup = "warmup"
+// Phases of a comparison's progress besides "explain" and "load".
+const (
+	// PhaseWarmup labels warmup progress.
+	PhaseWarmup = "warmup"
+	// PhaseLook labels a look of a comparison that runs until it knows
+	// (ComparePlan.MaxDuration): CompareProgress.Note says what it found.
+	PhaseLook = "look"
+)
 
 // Compare replays the same recorded requests to two builds under one load
 // model and hands each side's results to its sink, ready for a comparison.
@@ -143,7 +193,7 @@ func Compare(ctx context.Context, plan ComparePlan, base, cand Side) (CompareSta
 			if err := plan.prepare(ctx, s); err != nil {
 				return st, err
 			}
-			if err := plan.warmup(ctx, s); err != nil {
+			if err := plan.warmupSide(ctx, s, i == 0, &st); err != nil {
 				return st, err
 			}
 			if err := plan.reset(ctx, s.Name, ResetLoad); err != nil {
@@ -161,27 +211,31 @@ func Compare(ctx context.Context, plan ComparePlan, base, cand Side) (CompareSta
 			return st, err
 		}
 	}
-	for _, s := range sides {
-		if err := plan.warmup(ctx, s); err != nil {
-			return st, err
-		}
+	if err := plan.warmups(ctx, sides, &st); err != nil {
+		return st, err
 	}
 	if err := plan.reset(ctx, "", ResetLoad); err != nil {
 		return st, err
 	}
 	d := plan.Load.Duration / time.Duration(slices)
-	for i := 1; i <= slices; i++ {
-		order := [2]int{0, 1}
-		if i%2 == 0 {
-			order = [2]int{1, 0}
-		}
-		for _, k := range order {
-			if err := plan.slice(ctx, sides[k], i, slices, d, stats[k]); err != nil {
-				return st, err
+	pairs := func(from, to int) error {
+		for i := from; i <= to; i++ {
+			order := [2]int{0, 1}
+			if i%2 == 0 {
+				order = [2]int{1, 0}
+			}
+			for _, k := range order {
+				if err := plan.slice(ctx, sides[k], i, to, d, stats[k]); err != nil {
+					return err
+				}
 			}
 		}
+		return nil
 	}
-	return st, nil
+	if err := pairs(1, slices); err != nil {
+		return st, err
+	}
+	return st, plan.runUntilKnown(ctx, &st, d, pairs)
 }
 
 func (plan *ComparePlan) validate(base, cand Side) error {
@@ -216,6 +270,9 @@ func (plan ComparePlan) Validate() error {
 		return planError(FieldWarmup, "", plan.Warmup.String(), "is negative")
 	case plan.Explain < 0:
 		return planError(FieldExplain, "", strconv.Itoa(plan.Explain), "is negative")
+	}
+	if err := plan.validateSequential(); err != nil {
+		return err
 	}
 	p.Iterations, p.Explain = 0, 0
 	return p.Validate()
@@ -254,17 +311,24 @@ func (plan *ComparePlan) warmup(ctx context.Context, s Side) error {
 	if plan.Warmup <= 0 {
 		return nil
 	}
+	_, err := plan.warmupFor(ctx, s, plan.Warmup)
+	return err
+}
+
+// warmupFor loads one side for d under the plan's model, discarding the
+// results and keeping its position in the request sequence.
+func (plan *ComparePlan) warmupFor(ctx context.Context, s Side, d time.Duration) (Stats, error) {
 	p := plan.Load
 	p.Phase, p.Slice, p.Explain, p.Iterations = PhaseWarmup, 0, 0, 0
-	p.Duration = plan.Warmup
+	p.Duration = d
 	p.Progress = plan.progress(s.Name, PhaseWarmup, 0, 0)
 	pos := s.Replayer.cursor.Load()
-	_, err := s.Replayer.Run(ctx, p, discard{})
+	st, err := s.Replayer.Run(ctx, p, discard{})
 	s.Replayer.cursor.Store(pos)
 	if err != nil {
-		return fmt.Errorf("compare: %s warmup: %w", s.Name, err)
+		return st, fmt.Errorf("compare: %s warmup: %w", s.Name, err)
 	}
-	return nil
+	return st, nil
 }
 
 // slice runs one slice of a side's load and adds its stats to sum.

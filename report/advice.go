@@ -17,6 +17,18 @@ const (
 	SettingDuration   = "duration"   // e.g. "30s"
 	SettingIterations = "iterations" // e.g. "2"
 	SettingCmd        = "cmd"        // e.g. "APP_SLOW=1 ./orders"
+
+	// A comparison that ran until it knew (replay compare --max-duration).
+	SettingMaxDuration = "max_duration"    // e.g. "1m0s": the most load per side
+	SettingLooks       = "looks"           // e.g. "3": looks taken
+	SettingRan         = "ran"             // e.g. "40s": load per side when it stopped
+	SettingStopped     = "stopped"         // why it stopped, one sentence
+	SettingConfidence  = "look_confidence" // e.g. "0.996667": the last look's level
+	SettingResamples   = "look_resamples"  // e.g. "6000": the last look's resamples
+	SettingAlpha       = "alpha"           // e.g. "0.01": the false-alarm rate spent over the looks
+
+	// A fair load (the open model at a rate found from the baseline).
+	SettingCalibrated = "calibrated" // e.g. "0.5 of 424/s at 4 VUs"
 )
 
 // quoter marks up code: backticks in Markdown, nothing in text.
@@ -196,6 +208,9 @@ func comparisonRan(c *analyzer.Comparison, q quoter) string {
 	} else {
 		parts = append(parts, "runs compared as separate runs (not interleaved)")
 	}
+	if s := runUntilText(c); s != "" {
+		parts = append(parts, s)
+	}
 	parts = append(parts, fmt.Sprintf("%s + %s requests in %s + %s", count(b.Overall.Requests), count(k.Overall.Requests), seconds(b.Duration), seconds(k.Duration)))
 	parts = append(parts, sensitivity(c))
 	return strings.Join(parts, "; ")
@@ -204,8 +219,8 @@ func comparisonRan(c *analyzer.Comparison, q quoter) string {
 // sensitivity states the p95 minimum change and the confidence the
 // comparison used: "min change 10% and 5 ms at 99% confidence".
 func sensitivity(c *analyzer.Comparison) string {
-	return fmt.Sprintf("min change %s%% and %s at %s%% confidence", analyzer.FormatCount(100*minRelative(c)),
-		analyzer.FormatMs(durMs(c.Options.MinChange)), analyzer.FormatCount(100*c.Options.Confidence))
+	return fmt.Sprintf("min change %s%% and %s at %s confidence", analyzer.FormatCount(100*minRelative(c)),
+		analyzer.FormatMs(durMs(c.Options.MinChange)), confidenceText(c))
 }
 
 // comparisonOutcome is the verdict in one line.

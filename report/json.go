@@ -295,6 +295,13 @@ type ComparisonDocument struct {
 	Baseline   RunInfoDocument              `json:"baseline_run"`
 	Candidate  RunInfoDocument              `json:"candidate_run"`
 	Artifacts  []ArtifactDocument           `json:"artifacts"`
+	// Load describes the load the verdict rests on, e.g. "open model,
+	// 212/s (fair load: 50% of the baseline's 424/s under 4 VUs in warmup),
+	// 20s per side".
+	Load string `json:"load"`
+	// RunUntil, for a comparison that ran until it knew (--max-duration),
+	// says how long it ran and why it stopped; absent otherwise.
+	RunUntil *RunUntilDocument `json:"run_until,omitempty"`
 	// Wiring lists the comparison's wiring faults (analyzer.Comparison.Faults);
 	// absent when there are none. With any, the verdict is inconclusive.
 	Wiring []FaultDocument `json:"wiring,omitempty"`
@@ -416,6 +423,8 @@ func NewComparisonDocument(r *ComparisonReport) ComparisonDocument {
 		Candidate: runInfoDoc(c.Candidate),
 		Artifacts: artifactDocs(r.Artifacts),
 		Wiring:    faultDocs(c.Faults),
+		Load:      loadText(c.Baseline.Info.Settings),
+		RunUntil:  runUntil(c.Baseline.Info.Settings),
 	}
 	for k, v := range c.Counts {
 		d.Counts[k] = v

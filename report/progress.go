@@ -66,6 +66,12 @@ func NewCompareProgress(w io.Writer) *CompareProgress {
 func (pl *CompareProgress) Update(p replayer.CompareProgress) {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
+	if p.Phase == replayer.PhaseLook {
+		// A look's finding stays on the screen, above the progress line.
+		fmt.Fprintf(pl.w, "\r\033[K%5.1fs  %s\n", time.Since(pl.start).Seconds(), p.Note)
+		pl.drawn = false
+		return
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\r\033[K%5.1fs  %-9s %-7s", time.Since(pl.start).Seconds(), p.Side, p.Phase)
 	switch p.Phase {

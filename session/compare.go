@@ -76,6 +76,13 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 	if plan.Reset == nil && cfg.Reset != "" {
 		plan.Reset = ResetCommand(cfg.Reset, filepath.Join(cfg.Dir, ResetLog))
 	}
+	var looks *looker
+	if plan.MaxDuration > plan.Load.Duration && plan.Look == nil {
+		if looks, err = newLooker(&cfg, sides); err != nil {
+			return nil, fmt.Errorf("compare: %w", err)
+		}
+		plan.Look = looks.look
+	}
 	settings := cfg.sharedSettings(cfg.Goals, plan.Explain)
 	comparePlanSettings(settings, plan, cfg.maxInFlight())
 	put(settings, "reset", cfg.Reset)
@@ -88,6 +95,14 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 		rs[i] = replayer.Side{Name: s.sc.Name, Replayer: s.rp, Sink: s.run, Measure: s.measure}
 	}
 	st, runErr := replayer.Compare(ctx, plan, rs[0], rs[1])
+	analysis := cfg.Analysis
+	for _, s := range sides {
+		calibratedSettings(s.info.Settings, plan, st)
+		if looks != nil {
+			looks.settings(s.info.Settings, plan.MaxDuration)
+			analysis = looks.opts
+		}
+	}
 	for i, s := range sides {
 		if err := s.finish([2]replayer.Stats{st.Baseline, st.Candidate}[i]); err != nil {
 			return nil, fmt.Errorf("compare: %w", err)
@@ -99,7 +114,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 		}
 		return nil, runErr
 	}
-	rep, err := CompareFilesWith(ctx, sides[0].sc.RunPath, sides[1].sc.RunPath, cfg.Goals, cfg.Analysis)
+	rep, err := CompareFilesWith(ctx, sides[0].sc.RunPath, sides[1].sc.RunPath, cfg.Goals, analysis)
 	if err != nil {
 		return nil, err
 	}

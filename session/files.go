@@ -87,6 +87,7 @@ func LoadComparisonWith(ctx context.Context, dir string, extra []analyzer.Goal, 
 		return nil, err
 	}
 	goals, err := RecordedGoals(run.Info())
+	opts = lookOptions(run.Info().Settings, opts)
 	run.Close()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cand, err)

@@ -161,6 +161,20 @@ func comparePlanSettings(s map[string]string, p replayer.ComparePlan, maxInFligh
 	put(s, "explain", strconv.Itoa(p.Explain))
 }
 
+// calibratedSettings records the rate a fair comparison found (st.Rate)
+// in place of the closed model it was given.
+func calibratedSettings(s map[string]string, p replayer.ComparePlan, st replayer.CompareStats) {
+	if st.Rate.Count == 0 {
+		return
+	}
+	s["model"] = "open"
+	delete(s, report.SettingVUs)
+	put(s, report.SettingRate, st.Rate.String())
+	put(s, report.SettingCalibrated, fmt.Sprintf("%s of %.0f/s at %s", strconv.FormatFloat(p.Calibrate, 'g', -1, 64), st.Throughput, plural(p.Load.VUs, "VU")))
+	put(s, report.SettingLoad, fmt.Sprintf("open model, %s (fair load: %s%% of the slower build's %.0f/s under %s in warmup), %s per side",
+		st.Rate, analyzer.FormatCount(100*p.Calibrate), st.Throughput, plural(p.Load.VUs, "VU"), p.Load.Duration))
+}
+
 // LoadDescription describes a plan in words for reports, e.g. "closed
 // model, 8 VUs, for 30s".
 func LoadDescription(p replayer.LoadPlan) string {

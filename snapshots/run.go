@@ -150,6 +150,10 @@ func (w *RunWriter) Add(r *Result) {
 	w.b.add(r)
 }
 
+// Added is the number of results added so far (the highest Seq given);
+// a reader of the file sees them all once they are committed.
+func (w *RunWriter) Added() int64 { return w.lastSeq.Load() }
+
 // Close writes info (its Ended, MockMisses, Statements, StatementErrors,
 // Wiring, UnattributedSQL and Settings replace those given to CreateRun; a
 // zero Ended means now; nil Settings, Wiring, ExplainWeights and LoadSQL

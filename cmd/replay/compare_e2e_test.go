@@ -171,7 +171,7 @@ func (env *ordersEnv) args(out string, extra ...string) []string {
 		"--env", "DATABASE_URL=" + env.dbURL, "--env", "CATALOG_URL=https://catalog.demo.test",
 		"--mock", "catalog.demo.test:443", "--ca-dir", filepath.Join(env.dir, "ca"),
 		"--postgres", env.dbAddr, "--reset", env.reset,
-		"--vus", "2", "--duration", "2s", "--warmup", "300ms",
+		"--duration", "2s", "--warmup", "300ms",
 		"--out", out}, extra...)
 }
 

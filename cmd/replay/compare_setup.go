@@ -8,6 +8,7 @@ import (
 	"github.com/replaykit/replay/analyzer"
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/report"
+	"github.com/replaykit/replay/session"
 )
 
 // compareSetup is the validated form of compareOptions.
@@ -25,13 +26,13 @@ type compareSetup struct {
 // `replay compare`.
 var compareFlagNames = map[string]string{
 	replayer.FieldVUs: "--vus", replayer.FieldRate: "--rate", replayer.FieldDuration: "--duration",
-	replayer.FieldSlices: "--slices", replayer.FieldWarmup: "--warmup", replayer.FieldExplain: "--explain",
+	replayer.FieldSlices: "--slices", replayer.FieldWarmup: "--warmup", replayer.FieldExplain: "--explain", replayer.FieldMaxDuration: "--max-duration",
 	replayer.FieldMaxInFlight: "--max-inflight",
 }
 
 // liveFlags are the flags of a live comparison only.
 var liveFlags = []string{"baseline-url", "baseline-cmd", "candidate-url", "candidate-cmd", "baseline-env", "candidate-env", "env",
-	"baseline-header", "candidate-header", "header", "vus", "rate", "duration", "warmup", "slices", "sequential", "explain", "reset",
+	"baseline-header", "candidate-header", "header", "vus", "rate", "duration", "max-duration", "warmup", "slices", "sequential", "explain", "reset",
 	"endpoint", "mock", "mock-timing", "on-miss", "ca-dir", "postgres", "postgres-tls", "postgres-upstream-tls", "postgres-upstream-tls-ca",
 	"sql-traced", "timeout", "max-inflight", "start-timeout"}
 
@@ -141,6 +142,9 @@ func (opts *compareOptions) comparePlan(explain int) (replayer.ComparePlan, erro
 	case opts.slices > 0 && opts.duration/time.Duration(opts.slices) < 50*time.Millisecond:
 		return replayer.ComparePlan{}, usagef("compare: --slices %d cuts --duration %s into slices shorter than 50ms; give fewer slices or a longer duration", opts.slices, opts.duration)
 	}
-	plan := replayer.ComparePlan{Load: p, Slices: opts.slices, Sequential: opts.sequential, Explain: explain, Warmup: opts.warmup}
+	plan := replayer.ComparePlan{Load: p, Slices: opts.slices, Sequential: opts.sequential, Explain: explain, Warmup: opts.warmup, MaxDuration: opts.maxDur}
+	if opts.rate == "" && !opts.changedFlag("vus") {
+		plan.Calibrate = session.DefaultCalibrate
+	}
 	return plan, planUsage("compare", plan.Validate(), compareFlagNames)
 }

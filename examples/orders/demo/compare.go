@@ -47,7 +47,8 @@ func (r *runner) compareConfig(ctx context.Context, authority *ca.CA, pg *pgclus
 	dbURL, dbAddr, d := pg.URL("postgres"), pg.Addr(), r.cfg.Duration
 	build := shell.Quote(r.cfg.Replay) + " demo orders"
 	reset := fmt.Sprintf("DATABASE_URL=%s %s demo reset --orders %d", shell.Quote(dbURL), shell.Quote(r.cfg.Replay), Orders)
-	plan := replayer.ComparePlan{Load: replayer.LoadPlan{VUs: session.DefaultVUs, Duration: d}, Explain: session.DefaultExplain, Warmup: session.DefaultWarmup}
+	plan := replayer.ComparePlan{Load: replayer.LoadPlan{VUs: session.DefaultVUs, Duration: d}, Explain: session.DefaultExplain, Warmup: session.DefaultWarmup,
+		Calibrate: session.DefaultCalibrate}
 	return session.CompareConfig{
 		Config: session.Config{
 			Snapshot: snap, Inbound: inbound,

@@ -1,0 +1,131 @@
+package replayer
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Fields of a ComparePlan that runs until it knows, as PlanError names them.
+const (
+	FieldMaxDuration = "max-duration"
+	FieldCalibrate   = "calibrate"
+)
+
+// validateSequential checks the settings of a plan that runs until it knows
+// or calibrates its load.
+func (plan ComparePlan) validateSequential() error {
+	switch {
+	case plan.MaxDuration < 0:
+		return planError(FieldMaxDuration, "", plan.MaxDuration.String(), "is negative")
+	case plan.MaxDuration > 0 && plan.MaxDuration < plan.Load.Duration:
+		return planError(FieldMaxDuration, FieldDuration, plan.MaxDuration.String(), "is shorter than the duration of the first look ("+plan.Load.Duration.String()+")")
+	case plan.MaxDuration > plan.Load.Duration && plan.Sequential:
+		return planError(FieldMaxDuration, "", plan.MaxDuration.String(), "needs an interleaved comparison, not a sequential one")
+	case plan.MaxDuration > plan.Load.Duration && plan.Look == nil:
+		return planError(FieldMaxDuration, "", plan.MaxDuration.String(), "needs a Look to judge the slices")
+	case plan.LookEvery < 0:
+		return planError(FieldMaxDuration, "", fmt.Sprint(plan.LookEvery), "look interval is negative")
+	case plan.Calibrate < 0 || plan.Calibrate > 1:
+		return planError(FieldCalibrate, "", fmt.Sprint(plan.Calibrate), "is not a fraction between 0 and 1")
+	case plan.Calibrate > 0 && plan.Load.Model() != "closed":
+		return planError(FieldCalibrate, FieldRate, "", "conflict: a calibrated load finds its own rate from the closed model's VUs")
+	}
+	return nil
+}
+
+// warmups warms up both sides, the baseline first. With Calibrate, both
+// warmups run the closed model and measure each side's throughput; the
+// plan's load then becomes the open model at Calibrate times the smaller of
+// the two (st.Rate), so that neither build is driven near its capacity.
+func (plan *ComparePlan) warmups(ctx context.Context, sides [2]Side, st *CompareStats) error {
+	if plan.Calibrate <= 0 || st.Rate.Count > 0 {
+		for _, s := range sides {
+			if err := plan.warmup(ctx, s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, s := range sides {
+		if err := plan.calibrate(ctx, s, st); err != nil {
+			return err
+		}
+	}
+	st.Rate = calibratedRate(st.Throughput * plan.Calibrate)
+	plan.Load.Rate, plan.Load.VUs = st.Rate, 0
+	return nil
+}
+
+// warmupSide warms up one side of a sequential comparison; with Calibrate,
+// the baseline's warmup alone sets the rate of both.
+func (plan *ComparePlan) warmupSide(ctx context.Context, s Side, baseline bool, st *CompareStats) error {
+	if !baseline || plan.Calibrate <= 0 || st.Rate.Count > 0 {
+		return plan.warmup(ctx, s)
+	}
+	if err := plan.calibrate(ctx, s, st); err != nil {
+		return err
+	}
+	st.Rate = calibratedRate(st.Throughput * plan.Calibrate)
+	plan.Load.Rate, plan.Load.VUs = st.Rate, 0
+	return nil
+}
+
+// calibrate warms up one side under the closed model and lowers
+// st.Throughput to its throughput (requests that succeeded per second).
+func (plan *ComparePlan) calibrate(ctx context.Context, s Side, st *CompareStats) error {
+	w := plan.Warmup
+	if w <= 0 {
+		w = time.Second
+	}
+	ws, err := plan.warmupFor(ctx, s, w)
+	if err != nil {
+		return err
+	}
+	secs := ws.Ended.Sub(ws.Started).Seconds()
+	ok := ws.Requests - ws.Failures
+	if ok <= 0 || secs <= 0 {
+		return fmt.Errorf("compare: %s warmup: no request succeeded in %s under %d VUs, so no fair rate can be found from it; give --rate or --vus", s.Name, w, plan.Load.VUs)
+	}
+	if t := float64(ok) / secs; st.Throughput == 0 || t < st.Throughput {
+		st.Throughput = t
+	}
+	return nil
+}
+
+// calibratedRate is perSecond as a Rate: whole requests per second from 10/s
+// up, else one request per interval.
+func calibratedRate(perSecond float64) Rate {
+	if perSecond >= 10 {
+		return Rate{Count: int(math.Round(perSecond)), Per: time.Second}
+	}
+	return Rate{Count: 1, Per: time.Duration(float64(time.Second) / max(perSecond, 0.01))}
+}
+
+// runUntilKnown takes the looks of a plan with MaxDuration: it asks Look
+// about the first slices, then runs LookEvery more slice pairs (through
+// pairs) and looks again, until Look says stop or MaxDuration is reached.
+func (plan *ComparePlan) runUntilKnown(ctx context.Context, st *CompareStats, d time.Duration, pairs func(from, to int) error) error {
+	if plan.MaxDuration <= plan.Load.Duration || plan.Look == nil {
+		return nil
+	}
+	every := plan.LookEvery
+	if every == 0 {
+		every = max(1, st.Slices/2)
+	}
+	maxSlices := int(plan.MaxDuration / d)
+	for {
+		last := st.Slices >= maxSlices
+		st.Looks++
+		stop, err := plan.Look(ctx, Look{N: st.Looks, Slices: st.Slices, Ran: time.Duration(st.Slices) * d, MaxDuration: plan.MaxDuration, Last: last})
+		if err != nil || stop || last {
+			return err
+		}
+		to := min(st.Slices+every, maxSlices)
+		if err := pairs(st.Slices+1, to); err != nil {
+			return err
+		}
+		st.Slices = to
+	}
+}

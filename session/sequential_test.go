@@ -1,0 +1,131 @@
+package session
+
+import (
+	"context"
+	"crypto/sha256"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/replaykit/replay/analyzer"
+	"github.com/replaykit/replay/replayer"
+	"github.com/replaykit/replay/report"
+)
+
+// busyBuild is a build whose every answer costs about half a millisecond of
+// CPU, and /slow, when slow is set, 40 ms more of waiting.
+func busyBuild(t *testing.T, slow bool) string {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sum := sha256.Sum256([]byte(r.URL.Path))
+		for deadline := time.Now().Add(500 * time.Microsecond); time.Now().Before(deadline); {
+			sum = sha256.Sum256(sum[:])
+		}
+		if slow && r.URL.Path == "/slow" {
+			time.Sleep(40 * time.Millisecond)
+		}
+		w.Write(sum[:4])
+	}))
+	t.Cleanup(s.Close)
+	return s.URL
+}
+
+// TestCompareFairLoadSlowEndpoint: under the default fair load, a candidate
+// whose /slow waits 40 ms more regresses there and leaves its other
+// endpoints unchanged (in the closed model its virtual users would wait at
+// /slow, and the others, with less CPU contention, would look faster).
+func TestCompareFairLoadSlowEndpoint(t *testing.T) {
+	dir := t.TempDir()
+	res, err := Compare(context.Background(), CompareConfig{
+		Config:    Config{Inbound: inbound("/a", "/b", "/c", "/slow")},
+		Baseline:  SideConfig{Name: "baseline", URL: busyBuild(t, false)},
+		Candidate: SideConfig{Name: "candidate", URL: busyBuild(t, true)},
+		Dir:       dir,
+		Plan: replayer.ComparePlan{Load: replayer.LoadPlan{VUs: DefaultVUs, Duration: 4 * time.Second},
+			Warmup: 500 * time.Millisecond, Calibrate: DefaultCalibrate},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Report.Comparison
+	for _, e := range c.Endpoints {
+		want := analyzer.Unchanged
+		if e.Endpoint == "GET /slow" {
+			want = analyzer.Regression
+		}
+		if e.Verdict != want {
+			t.Errorf("%s: %s (%s); want %s", e.Endpoint, e.Verdict, e.Explanation, want)
+		}
+	}
+	if res.Stats.Rate.Count == 0 || res.Stats.Baseline.Requests != res.Stats.Candidate.Requests {
+		t.Errorf("rate %s; requests %d and %d: want the same open-model load on both sides",
+			res.Stats.Rate, res.Stats.Baseline.Requests, res.Stats.Candidate.Requests)
+	}
+	if l := c.Baseline.Info.Settings[report.SettingLoad]; !strings.Contains(l, "fair load") || !strings.HasPrefix(l, "open model, "+res.Stats.Rate.String()) {
+		t.Errorf("load %q; want the open model at the calibrated rate, called a fair load", l)
+	}
+}
+
+// TestCompareRunsUntilItKnows: with MaxDuration, the comparison looks after
+// Duration and goes on while an endpoint is inconclusive for the noise; it
+// records its looks, and `replay report DIR` judges at the last look's
+// confidence, as the live comparison did.
+func TestCompareRunsUntilItKnows(t *testing.T) {
+	dir := t.TempDir()
+	var notes []string
+	res, err := Compare(context.Background(), CompareConfig{
+		Config:    Config{Inbound: inbound("/a", "/slow")},
+		Baseline:  SideConfig{Name: "baseline", URL: busyBuild(t, false)},
+		Candidate: SideConfig{Name: "candidate", URL: busyBuild(t, true)},
+		Dir:       dir,
+		Plan: replayer.ComparePlan{Load: replayer.LoadPlan{VUs: DefaultVUs, Duration: 2 * time.Second}, Slices: 10,
+			Warmup: 300 * time.Millisecond, Calibrate: DefaultCalibrate, MaxDuration: 4 * time.Second,
+			Progress: func(p replayer.CompareProgress) {
+				if p.Phase == replayer.PhaseLook {
+					notes = append(notes, p.Note)
+				}
+			}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Report.Comparison
+	s := c.Baseline.Info.Settings
+	if res.Stats.Looks == 0 || s[report.SettingLooks] == "" || s[report.SettingStopped] == "" || len(notes) != res.Stats.Looks {
+		t.Fatalf("looks %d, settings %v, notes %q", res.Stats.Looks, s, notes)
+	}
+	ran, _ := time.ParseDuration(s[report.SettingRan])
+	undecided := undecided(c)
+	switch {
+	case ran < 2*time.Second || ran > 4*time.Second:
+		t.Errorf("ran %s per side; want 2s to 4s", ran)
+	case ran < 4*time.Second && len(undecided) > 0:
+		t.Errorf("stopped after %s with %v inconclusive", ran, undecided)
+	case !strings.Contains(notes[len(notes)-1], "stop: "):
+		t.Errorf("last look %q does not say it stops", notes[len(notes)-1])
+	}
+	if e := c.Endpoint("GET /slow"); e == nil || e.Verdict != analyzer.Regression {
+		t.Errorf("GET /slow: %+v; want a regression", e)
+	}
+	// Spent over the looks: the last look is judged at more than 99%.
+	if res.Stats.Looks > 0 && c.Options.Confidence <= 0.99 {
+		t.Errorf("confidence %v at the last look; want above 0.99", c.Options.Confidence)
+	}
+	off, err := LoadComparison(context.Background(), dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off.Comparison.Options.Confidence != c.Options.Confidence || off.Comparison.Verdict != c.Verdict {
+		t.Errorf("report DIR: confidence %v, verdict %s; live %v, %s", off.Comparison.Options.Confidence, off.Comparison.Verdict,
+			c.Options.Confidence, c.Verdict)
+	}
+	var b strings.Builder
+	if err := report.ComparisonText(&b, res.Report); err != nil {
+		t.Fatal(err)
+	}
+	if text := b.String(); !strings.Contains(text, "ran until it knew: ") || !strings.Contains(text, "99% over ") {
+		t.Errorf("the report does not say how long it ran and at what confidence:\n%s", text)
+	}
+}
