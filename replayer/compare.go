@@ -97,7 +97,8 @@ type ComparePlan struct {
 	// look is at MaxDuration). Zero runs Load.Duration only.
 	MaxDuration time.Duration
 	// LookEvery is the number of slice pairs run between two looks; zero
-	// means half the first look's Slices (at least one).
+	// doubles the slices at each look (the first at Slices, then 2×, 4×,
+	// … and MaxDuration), so that a long MaxDuration takes few looks.
 	LookEvery int
 	// Look, required with MaxDuration, judges the slices run so far (their
 	// results are in the sides' sinks) and says whether to stop.
@@ -249,6 +250,9 @@ func (plan *ComparePlan) validate(base, cand Side) error {
 	}
 	if err := plan.Validate(); err != nil {
 		return fmt.Errorf("compare: %w", err)
+	}
+	if plan.MaxDuration > plan.Load.Duration && plan.Look == nil {
+		return errors.New("compare: a MaxDuration beyond the load's Duration needs a Look to judge the slices")
 	}
 	return nil
 }

@@ -23,8 +23,6 @@ func (plan ComparePlan) validateSequential() error {
 		return planError(FieldMaxDuration, FieldDuration, plan.MaxDuration.String(), "is shorter than the duration of the first look ("+plan.Load.Duration.String()+")")
 	case plan.MaxDuration > plan.Load.Duration && plan.Sequential:
 		return planError(FieldMaxDuration, "", plan.MaxDuration.String(), "needs an interleaved comparison, not a sequential one")
-	case plan.MaxDuration > plan.Load.Duration && plan.Look == nil:
-		return planError(FieldMaxDuration, "", plan.MaxDuration.String(), "needs a Look to judge the slices")
 	case plan.LookEvery < 0:
 		return planError(FieldMaxDuration, "", fmt.Sprint(plan.LookEvery), "look interval is negative")
 	case plan.Calibrate < 0 || plan.Calibrate > 1:
@@ -104,15 +102,12 @@ func calibratedRate(perSecond float64) Rate {
 }
 
 // runUntilKnown takes the looks of a plan with MaxDuration: it asks Look
-// about the first slices, then runs LookEvery more slice pairs (through
-// pairs) and looks again, until Look says stop or MaxDuration is reached.
+// about the first slices, then runs more slice pairs (through pairs: as many
+// again, or LookEvery) and looks again, until Look says stop or MaxDuration
+// is reached.
 func (plan *ComparePlan) runUntilKnown(ctx context.Context, st *CompareStats, d time.Duration, pairs func(from, to int) error) error {
 	if plan.MaxDuration <= plan.Load.Duration || plan.Look == nil {
 		return nil
-	}
-	every := plan.LookEvery
-	if every == 0 {
-		every = max(1, st.Slices/2)
 	}
 	maxSlices := int(plan.MaxDuration / d)
 	for {
@@ -122,7 +117,10 @@ func (plan *ComparePlan) runUntilKnown(ctx context.Context, st *CompareStats, d 
 		if err != nil || stop || last {
 			return err
 		}
-		to := min(st.Slices+every, maxSlices)
+		to := min(st.Slices+max(plan.LookEvery, 0), maxSlices)
+		if plan.LookEvery == 0 {
+			to = min(2*st.Slices, maxSlices)
+		}
 		if err := pairs(st.Slices+1, to); err != nil {
 			return err
 		}

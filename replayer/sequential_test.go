@@ -18,26 +18,32 @@ import (
 func TestCompareRunsUntilItKnows(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
+		every     int
 		stopAt    int // the look that says stop; 0: never
 		wantLooks []Look
 		slices    int
 	}{
-		{"to the end", 0, []Look{
+		{"doubling to the end", 0, 0, []Look{
+			{N: 1, Slices: 4, Ran: 200 * time.Millisecond, MaxDuration: 500 * time.Millisecond},
+			{N: 2, Slices: 8, Ran: 400 * time.Millisecond, MaxDuration: 500 * time.Millisecond},
+			{N: 3, Slices: 10, Ran: 500 * time.Millisecond, MaxDuration: 500 * time.Millisecond, Last: true},
+		}, 10},
+		{"every 2 to the end", 2, 0, []Look{
 			{N: 1, Slices: 4, Ran: 200 * time.Millisecond, MaxDuration: 500 * time.Millisecond},
 			{N: 2, Slices: 6, Ran: 300 * time.Millisecond, MaxDuration: 500 * time.Millisecond},
 			{N: 3, Slices: 8, Ran: 400 * time.Millisecond, MaxDuration: 500 * time.Millisecond},
 			{N: 4, Slices: 10, Ran: 500 * time.Millisecond, MaxDuration: 500 * time.Millisecond, Last: true},
 		}, 10},
-		{"stops at the second look", 2, []Look{
+		{"stops at the second look", 0, 2, []Look{
 			{N: 1, Slices: 4, Ran: 200 * time.Millisecond, MaxDuration: 500 * time.Millisecond},
-			{N: 2, Slices: 6, Ran: 300 * time.Millisecond, MaxDuration: 500 * time.Millisecond},
-		}, 6},
+			{N: 2, Slices: 8, Ran: 400 * time.Millisecond, MaxDuration: 500 * time.Millisecond},
+		}, 8},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			j := &journal{}
 			a, b, _, _ := compareSides(t, j)
 			var looks []Look
-			plan := ComparePlan{Load: LoadPlan{VUs: 1, Duration: 200 * time.Millisecond}, Slices: 4, MaxDuration: 500 * time.Millisecond,
+			plan := ComparePlan{Load: LoadPlan{VUs: 1, Duration: 200 * time.Millisecond}, Slices: 4, MaxDuration: 500 * time.Millisecond, LookEvery: tc.every,
 				Look: func(_ context.Context, l Look) (bool, error) {
 					looks = append(looks, l)
 					return l.N == tc.stopAt, nil
