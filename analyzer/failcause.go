@@ -26,6 +26,7 @@ const (
 	FailStatus      = "unexpected status"    // another status class than recorded
 	FailOther       = "other errors"         // any other transport error
 	FailMockMiss    = "mock misses"          // upstream calls the snapshot has no answer for
+	FailUpstream    = "upstream unreachable" // calls the mock passed through that the real upstream did not answer
 	FailDatabase    = "database errors"      // statements the database rejected
 	FailSQLUpstream = "database unreachable" // connections the SQL counter could not open to the database
 )
@@ -47,6 +48,7 @@ type FailureCause struct {
 	Kind string
 	// Count is the number of failed load requests of this kind; for
 	// FailMockMiss the upstream calls the mock could not answer, for
+	// FailUpstream the calls passed through that got no answer, for
 	// FailDatabase the statements the database rejected, for
 	// FailSQLUpstream the connections that could not be opened.
 	Count int64
@@ -64,6 +66,8 @@ func (c FailureCause) String() string {
 	switch c.Kind {
 	case FailMockMiss:
 		s = fmt.Sprintf("%s: %s upstream calls the snapshot has no answer for", c.Kind, FormatCount(float64(c.Count)))
+	case FailUpstream:
+		s = fmt.Sprintf("%s: %s upstream calls the mock passed through got no answer from the real upstream", c.Kind, FormatCount(float64(c.Count)))
 	case FailDatabase:
 		s = fmt.Sprintf("%s: the database rejected %s statements", c.Kind, FormatCount(float64(c.Count)))
 	case FailSQLUpstream:
@@ -201,11 +205,16 @@ func FailureCauses(s *Summary, exit *BuildExit) []FailureCause {
 	return append(out, evidenceCauses(s.Info)...)
 }
 
-// evidenceCauses are the causes the run's mock and SQL counter saw.
+// evidenceCauses are the causes the run's mock and SQL counter saw. Misses
+// a mock passed through are none: the real upstream answered them, or
+// failed to (FailUpstream).
 func evidenceCauses(info snapshots.RunInfo) []FailureCause {
 	var out []FailureCause
-	if info.MockMisses > 0 {
+	if info.MockMisses > 0 && !MissesPassedThrough(info) {
 		out = append(out, FailureCause{Kind: FailMockMiss, Count: info.MockMisses})
+	}
+	if w := info.Wiring; w != nil && w.MockPassthroughErrors > 0 {
+		out = append(out, FailureCause{Kind: FailUpstream, Count: w.MockPassthroughErrors})
 	}
 	if info.StatementErrors > 0 {
 		out = append(out, FailureCause{Kind: FailDatabase, Count: info.StatementErrors})
@@ -214,6 +223,13 @@ func evidenceCauses(info snapshots.RunInfo) []FailureCause {
 		out = append(out, FailureCause{Kind: FailSQLUpstream, Count: w.SQLUpstreamErrors})
 	}
 	return out
+}
+
+// MissesPassedThrough reports that the run's mock passed its misses
+// through to the real upstreams (--on-miss passthrough, recorded in the
+// run's settings as on_miss) instead of answering them with errors.
+func MissesPassedThrough(info snapshots.RunInfo) bool {
+	return info.Settings["on_miss"] == "passthrough"
 }
 
 // statusDetail lists statuses with counts, the commonest first: "503

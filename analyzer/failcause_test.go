@@ -83,3 +83,37 @@ func TestParseMaxFailed(t *testing.T) {
 		}
 	}
 }
+
+// TestPassedThroughMisses: a mock that passed its misses through names the
+// calls the real upstream did not answer, not the misses, and raises no
+// mock-misses wiring fault; answered with errors, the misses are both.
+func TestPassedThroughMisses(t *testing.T) {
+	w := &snapshots.Wiring{MockAddr: "127.0.0.1:4000", MockCalls: 50, MockPassthroughErrors: 40}
+	s := &Summary{
+		Info:    snapshots.RunInfo{Name: "run", MockMisses: 50, Wiring: w, Settings: map[string]string{"on_miss": "passthrough"}},
+		Overall: &EndpointSummary{Requests: 50, Failed: 40, Failures: []FailureCount{{Status: 502, Count: 40}}},
+	}
+	got := CheckFailures(s, DefaultMaxFailed, nil).Causes
+	want := []FailureCause{
+		{Kind: FailServerError, Count: 40, Detail: "502 Bad Gateway ×40"},
+		{Kind: FailUpstream, Count: 40},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("causes (-want +got):\n%s", d)
+	}
+	if c := got[1].String(); c != "upstream unreachable: 40 upstream calls the mock passed through got no answer from the real upstream" {
+		t.Errorf("String() = %q", c)
+	}
+	if f := RunFaults(s.Info); len(f) != 0 {
+		t.Errorf("faults of passed-through misses: %q", f)
+	}
+	s.Info.Settings["on_miss"] = "error"
+	w.MockPassthroughErrors = 0
+	got = CheckFailures(s, DefaultMaxFailed, nil).Causes
+	if len(got) != 2 || got[1].Kind != FailMockMiss || got[1].Count != 50 {
+		t.Errorf("misses answered with errors: %+v", got)
+	}
+	if f := RunFaults(s.Info); len(f) != 1 || f[0].Kind != FaultMockMisses {
+		t.Errorf("faults of misses answered with errors: %q", f)
+	}
+}

@@ -21,7 +21,7 @@ const (
 	// requests replayed made calls to mocked services.
 	FaultMockUnused = "mock-unused"
 	// FaultMockMisses: more than MaxMockMissRate of a side's calls to its
-	// mock had no recorded answer.
+	// mock had no recorded answer, and got errors (not passed through).
 	FaultMockMisses = "mock-misses"
 )
 
@@ -109,8 +109,8 @@ func CompareFaults(base, cand snapshots.RunInfo) []Fault {
 }
 
 // mockFaults are the faults of a run's mock: never called although the
-// recording made upstream calls, or too many misses. whose names the
-// mock's side ("the candidate"), build its build.
+// recording made upstream calls, or too many misses answered with errors.
+// whose names the mock's side ("the candidate"), build its build.
 func mockFaults(info snapshots.RunInfo, whose, build string) []Fault {
 	w := info.Wiring
 	if w.MockAddr == "" {
@@ -122,7 +122,7 @@ func mockFaults(info snapshots.RunInfo, whose, build string) []Fault {
 			"%s's mock (%s) saw no call, but the recorded requests replayed made %s to mocked services: %s does not send them through the mock; make it honour HTTP_PROXY/HTTPS_PROXY (or give it the mock as its upstream's base URL) and trust SSL_CERT_FILE",
 			whose, w.MockAddr, plural(w.RecordedCalls, "call"), build)})
 	}
-	if w.MockCalls > 0 && float64(info.MockMisses) > MaxMockMissRate*float64(w.MockCalls) {
+	if w.MockCalls > 0 && float64(info.MockMisses) > MaxMockMissRate*float64(w.MockCalls) && !MissesPassedThrough(info) {
 		out = append(out, Fault{Side: info.Name, Kind: FaultMockMisses, Text: fmt.Sprintf(
 			"%s's mock could not answer %d of its %d calls (%s, over %s): %s got errors instead of recorded answers; see the closest recorded requests with 'replay mock', then record again or allow --on-miss passthrough",
 			whose, info.MockMisses, w.MockCalls, FormatPercent(100*float64(info.MockMisses)/float64(w.MockCalls)), FormatPercent(100*MaxMockMissRate), build)})

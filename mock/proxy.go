@@ -68,6 +68,7 @@ func (s *Server) connect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAc
 func (s *Server) intercepted(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
 	t, ok := ctx.UserData.(mitmTarget)
 	if !ok {
+		ctx.RoundTripper = goproxy.RoundTripperFunc(s.passRoundTrip)
 		return r, nil
 	}
 	scheme := strings.ToLower(r.URL.Scheme)
@@ -80,6 +81,7 @@ func (s *Server) intercepted(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Requ
 	case me != nil && s.cfg.OnMiss == OnMissPassthrough:
 		s.passthrough.Add(1)
 		r.URL.Host = t.addr // where the app sent it, whatever its Host header says
+		ctx.RoundTripper = goproxy.RoundTripperFunc(s.passRoundTrip)
 		return r, nil
 	case me != nil:
 		return r, missReply(me).response(r)
@@ -97,9 +99,25 @@ func (s *Server) reverseProxy(scheme, service string) *httputil.ReverseProxy {
 		Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
 		Transport: s.transport,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if r.Context().Err() == nil {
+				s.passErrors.Add(1)
+			}
 			textReply(http.StatusBadGateway, "error", fmt.Sprintf("replay mock: passthrough to %s: %v\n", service, err)).write(w)
 		},
 	}
+}
+
+// passRoundTrip sends a request passed through to the real upstream. When
+// the upstream does not answer (it is down, or cut the connection) it
+// counts the failure (Stats.PassthroughErrors) and answers 502 with the
+// error, as ServiceHandler's passthrough does.
+func (s *Server) passRoundTrip(r *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
+	resp, err := s.transport.RoundTrip(r)
+	if err == nil || r.Context().Err() != nil {
+		return resp, err
+	}
+	s.passErrors.Add(1)
+	return textReply(http.StatusBadGateway, "error", fmt.Sprintf("replay mock: passthrough to %s: %v\n", r.URL.Host, err)).response(r), nil
 }
 
 // printfLogger routes goproxy's messages to slog at debug level.

@@ -114,6 +114,10 @@ type Stats struct {
 	// Tunnels counts CONNECT tunnels to services not mocked, opened without
 	// interception.
 	Tunnels int64
+	// PassthroughErrors counts the requests passed through (tunnels apart)
+	// that the real upstream did not answer: it could not be reached or
+	// cut the connection. Each got a 502 naming the error.
+	PassthroughErrors int64
 }
 
 // Server answers outbound calls from recorded exchanges. It is a forward
@@ -128,7 +132,7 @@ type Server struct {
 	proxy     *goproxy.ProxyHttpServer
 	transport *http.Transport
 
-	exact, loose, template, misses, passthrough, tunnels atomic.Int64
+	exact, loose, template, misses, passthrough, tunnels, passErrors atomic.Int64
 
 	missMu   sync.Mutex
 	missLog  []*MissError
@@ -251,6 +255,7 @@ func (s *Server) Stats() Stats {
 	return Stats{
 		Exact: s.exact.Load(), Loose: s.loose.Load(), Template: s.template.Load(),
 		Misses: s.misses.Load(), Passthrough: s.passthrough.Load(), Tunnels: s.tunnels.Load(),
+		PassthroughErrors: s.passErrors.Load(),
 	}
 }
 

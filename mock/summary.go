@@ -11,8 +11,12 @@ import (
 func (s *Server) WriteSummary(w io.Writer) {
 	st := s.Stats()
 	answered := st.Exact + st.Loose + st.Template
-	fmt.Fprintf(w, "mock stopped: %d calls answered (%d exact, %d loose, %d by template), %d misses, %d passed through\n",
-		answered, st.Exact, st.Loose, st.Template, st.Misses, st.Passthrough)
+	failed := ""
+	if st.PassthroughErrors > 0 {
+		failed = fmt.Sprintf(" (%d of them unanswered: the upstream could not be reached)", st.PassthroughErrors)
+	}
+	fmt.Fprintf(w, "mock stopped: %d calls answered (%d exact, %d loose, %d by template), %d misses, %d passed through%s\n",
+		answered, st.Exact, st.Loose, st.Template, st.Misses, st.Passthrough, failed)
 	log := s.MissLog()
 	if len(log) == 0 {
 		return

@@ -215,14 +215,24 @@ func exitText(err error) string {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return "was killed by " + ws.Signal().String()
+			return "was killed by " + signalText(ws.Signal())
 		}
-		return "exited with status " + strconv.Itoa(ee.ExitCode())
+		code := ee.ExitCode()
+		if code > 128 && code < 128+65 {
+			// The shell's status for a command killed by signal code-128.
+			return fmt.Sprintf("exited with status %d: killed by %s", code, signalText(syscall.Signal(code-128)))
+		}
+		return "exited with status " + strconv.Itoa(code)
 	}
 	if err != nil {
 		return "failed: " + err.Error()
 	}
 	return "exited with status 0"
+}
+
+// signalText names a signal, e.g. "signal 9 (killed)".
+func signalText(sig syscall.Signal) string {
+	return fmt.Sprintf("signal %d (%s)", int(sig), sig)
 }
 
 // Port returns the port the build listens on.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -259,5 +260,21 @@ func TestWiringEnviron(t *testing.T) {
 				t.Errorf("Environ (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestExitText: how a build's command ended, in the words of the reports;
+// a status above 128 is the shell's for a command a signal killed.
+func TestExitText(t *testing.T) {
+	for script, want := range map[string]string{
+		"exit 3":     "exited with status 3",
+		"exit 137":   "exited with status 137: killed by signal 9 (killed)",
+		"kill -9 $$": "was killed by signal 9 (killed)",
+		"true":       "exited with status 0",
+	} {
+		err := exec.Command("/bin/sh", "-c", script).Run()
+		if got := exitText(err); got != want {
+			t.Errorf("%s: %q; want %q", script, got, want)
+		}
 	}
 }

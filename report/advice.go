@@ -143,7 +143,7 @@ func runNext(r *RunReport, q quoter) []string {
 		}
 		next = append(next, fmt.Sprintf("Look at the %s failed requests: %s.", count(o.Failed), failureList(worst)))
 	}
-	if m := s.Info.MockMisses; m > 0 {
+	if m := s.Info.MockMisses; m > 0 && !analyzer.MissesPassedThrough(s.Info) {
 		next = append(next, fmt.Sprintf("%d upstream calls had no recorded answer: record a fresh snapshot that covers them, or stop mocking that upstream.", m))
 	}
 	if !s.Overall.SQL.Counted() {

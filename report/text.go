@@ -83,7 +83,9 @@ func runNotes(s *analyzer.Summary) []string {
 	default:
 		notes = append(notes, "SQL statements per request come from the explain phase where there was one (exact), else from the load phase.")
 	}
-	if m := s.Info.MockMisses; m > 0 {
+	if m := s.Info.MockMisses; m > 0 && analyzer.MissesPassedThrough(s.Info) {
+		notes = append(notes, fmt.Sprintf("Mock: %d upstream calls had no recorded answer and went to the real upstream (--on-miss passthrough).", m))
+	} else if m > 0 {
 		notes = append(notes, fmt.Sprintf("Mock: %d upstream calls had no recorded answer.", m))
 	}
 	return notes

@@ -86,6 +86,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 	settings := cfg.sharedSettings(cfg.Goals, plan.Explain)
 	comparePlanSettings(settings, plan, cfg.maxInFlight())
 	put(settings, "reset", cfg.Reset)
+	recordSensitivity(settings, cfg.Analysis)
 	var rs [2]replayer.Side
 	for i, s := range sides {
 		if err := s.open(plan.Load.VUs, settings); err != nil {

@@ -76,7 +76,10 @@ func LoadComparison(ctx context.Context, dir string, extra []analyzer.Goal) (*re
 	return LoadComparisonWith(ctx, dir, extra, analyzer.CompareOptions{})
 }
 
-// LoadComparisonWith is LoadComparison with the analyzer's options.
+// LoadComparisonWith is LoadComparison with the analyzer's options: a
+// minimum change (MinRelative and MinChange both zero) or a Confidence left
+// zero is the one the comparison was made with (see SettingMinChange),
+// the default when it recorded none.
 func LoadComparisonWith(ctx context.Context, dir string, extra []analyzer.Goal, opts analyzer.CompareOptions) (*report.ComparisonReport, error) {
 	base, cand := filepath.Join(dir, BaselineRun), filepath.Join(dir, CandidateRun)
 	if !fileExists(base) || !fileExists(cand) {
@@ -87,7 +90,12 @@ func LoadComparisonWith(ctx context.Context, dir string, extra []analyzer.Goal, 
 		return nil, err
 	}
 	goals, err := RecordedGoals(run.Info())
+	// The last look's confidence (--max-duration) over the one recorded
+	// for the whole comparison.
 	opts = lookOptions(run.Info().Settings, opts)
+	if err == nil {
+		opts, err = recordedSensitivity(run.Info(), opts)
+	}
 	run.Close()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cand, err)
@@ -114,9 +122,18 @@ func LoadComparisonWith(ctx context.Context, dir string, extra []analyzer.Goal, 
 }
 
 // LoadRun reports a run file again, with the goals the run was given and
-// extra ones; the report lists the run file and its build log
+// extra ones, and its failed requests checked as the run checked them
+// (LoadRunWith); the report lists the run file and its build log
 // (RUN.build.log) when it exists.
 func LoadRun(ctx context.Context, path string, extra []analyzer.Goal) (*report.RunReport, error) {
+	return LoadRunWith(ctx, path, extra, 0)
+}
+
+// LoadRunWith is LoadRun with the largest share of load requests that may
+// fail, as RunConfig.MaxFailed: zero means the share the run was given
+// (SettingMaxFailed; analyzer.DefaultMaxFailed when it recorded none),
+// a negative value none. The causes name the build's exit as Run did.
+func LoadRunWith(ctx context.Context, path string, extra []analyzer.Goal, maxFailed float64) (*report.RunReport, error) {
 	run, err := snapshots.OpenRun(path)
 	if err != nil {
 		return nil, err
@@ -126,12 +143,21 @@ func LoadRun(ctx context.Context, path string, extra []analyzer.Goal) (*report.R
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	log := path + ".build.log"
+	if !fileExists(log) {
+		log = ""
+	}
+	share, exit, err := recordedCheck(run.Info(), maxFailed, log)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	sum, err := analyzer.SummarizeRun(ctx, run, analyzer.SummarizeOptions{})
 	if err != nil {
 		return nil, err
 	}
-	rep := &report.RunReport{Summary: sum, Goals: analyzer.Check(sum, append(goals, extra...)), Artifacts: []report.Artifact{{Name: "run file", Path: path}}}
-	if log := path + ".build.log"; fileExists(log) {
+	rep := &report.RunReport{Summary: sum, Goals: analyzer.Check(sum, append(goals, extra...)), Artifacts: []report.Artifact{{Name: "run file", Path: path}},
+		Failures: analyzer.CheckFailures(sum, share, exit)}
+	if log != "" {
 		rep.Artifacts = append(rep.Artifacts, report.Artifact{Name: "build log", Path: log})
 	}
 	return rep, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/replaykit/replay/analyzer"
@@ -73,6 +74,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	}
 	settings := cfg.sharedSettings(cfg.Goals, cfg.Plan.Explain)
 	planSettings(settings, cfg.Plan, cfg.maxInFlight())
+	settings[SettingMaxFailed] = strconv.FormatFloat(maxFailedFraction(cfg.MaxFailed), 'g', -1, 64)
 	if err := s.open(max(cfg.Plan.VUs, maxStage(cfg.Plan)), settings); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
@@ -99,7 +101,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	sum.ShareUnattributedSQL(s.info.UnattributedSQL)
 	analyzer.CheckLoad(sum)
 	rep := &report.RunReport{Summary: sum, Goals: analyzer.Check(sum, cfg.Goals), Artifacts: []report.Artifact{{Name: "run file", Path: cfg.Side.RunPath}},
-		Failures: analyzer.CheckFailures(sum, cfg.maxFailed(), s.exit)}
+		Failures: analyzer.CheckFailures(sum, maxFailedFraction(cfg.MaxFailed), s.exit)}
 	if s.build != nil {
 		rep.Artifacts = append(rep.Artifacts, report.Artifact{Name: "build log", Path: cfg.Side.LogPath})
 	}
@@ -128,15 +130,4 @@ func maxStage(p replayer.LoadPlan) int {
 		m = max(m, s.Target)
 	}
 	return m
-}
-
-// maxFailed is the fraction of RunConfig.MaxFailed, its default applied.
-func (cfg *RunConfig) maxFailed() float64 {
-	switch {
-	case cfg.MaxFailed == 0:
-		return analyzer.DefaultMaxFailed
-	case cfg.MaxFailed < 0:
-		return 0
-	}
-	return cfg.MaxFailed
 }

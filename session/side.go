@@ -240,9 +240,11 @@ func (s *Side) explainWeights(explain int) {
 }
 
 // finish stops the build and closes the run file with what the side
-// measured: its load's stats, mock misses and statements.
+// measured: its load's stats, mock misses and statements, and how its
+// build ended when it did.
 func (s *Side) finish(st replayer.Stats) error {
 	s.noteExit(0)
+	s.recordExit()
 	if s.build != nil {
 		if err := s.build.Stop(); err != nil && s.cfg.Warn != nil {
 			s.cfg.Warn(fmt.Errorf("%s: %w", s.sc.Name, err))

@@ -26,6 +26,7 @@ func (s *Side) wiringFacts() *snapshots.Wiring {
 		w.MockAddr = s.mockAddr
 		w.MockCalls = st.Exact + st.Loose + st.Template + st.Misses
 		w.RecordedCalls = s.recordedCalls()
+		w.MockPassthroughErrors = st.PassthroughErrors
 	}
 	return w
 }

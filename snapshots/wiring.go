@@ -33,6 +33,11 @@ type Wiring struct {
 	// snapshot links to the inbound requests replayed (Exchange.ParentID),
 	// once each: zero when the recorded requests made none.
 	RecordedCalls int64 `json:"recorded_calls"`
+	// MockPassthroughErrors counts the calls the mock passed through to
+	// a real upstream (misses under --on-miss passthrough, services not
+	// mocked) that the upstream did not answer: it was down or cut the
+	// connection. Zero in run files written before replay recorded it.
+	MockPassthroughErrors int64 `json:"mock_passthrough_errors,omitempty"`
 }
 
 // SQLClient is what a SQL counter saw of the clients that gave one

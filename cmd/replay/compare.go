@@ -75,10 +75,7 @@ func newCmdCompare(s streams) *cobra.Command {
 			if err := wiringError("compare", rep.Comparison.Faults); err != nil {
 				return err
 			}
-			if !rep.Passed() {
-				return errFailed
-			}
-			return nil
+			return verdict(rep.Passed())
 		},
 	}
 	f := cmd.Flags()

@@ -63,14 +63,23 @@ func (opts *compareOptions) setupOffline() (*compareSetup, error) {
 
 // analysis reads --min-change and --confidence.
 func (opts *compareOptions) analysis() (analyzer.CompareOptions, error) {
-	o, err := analyzer.ParseMinChange(opts.minChange)
-	if err != nil {
-		return o, usagef("compare: --min-change %v", err)
+	return parseSensitivity("compare", opts.minChange, opts.confidence)
+}
+
+// parseSensitivity reads --min-change and --confidence of cmd; "" and 0
+// leave them unset.
+func parseSensitivity(cmd, minChange string, confidence float64) (o analyzer.CompareOptions, err error) {
+	if minChange != "" {
+		if o, err = analyzer.ParseMinChange(minChange); err != nil {
+			return o, usagef("%s: --min-change %v", cmd, err)
+		}
 	}
-	if err := analyzer.ParseConfidence(opts.confidence); err != nil {
-		return o, usagef("compare: --confidence %v", err)
+	if confidence != 0 {
+		if err := analyzer.ParseConfidence(confidence); err != nil {
+			return o, usagef("%s: --confidence %v", cmd, err)
+		}
 	}
-	o.Confidence = opts.confidence
+	o.Confidence = confidence
 	return o, nil
 }
 

@@ -35,6 +35,14 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 // 99); the report has already been printed.
 var errFailed = errors.New("goals missed or regression found")
 
+// verdict is errFailed unless passed.
+func verdict(passed bool) error {
+	if !passed {
+		return errFailed
+	}
+	return nil
+}
+
 // streams are the standard streams a command writes to; tests use buffers.
 type streams struct {
 	in       io.Reader

@@ -13,9 +13,10 @@ import (
 )
 
 type reportOptions struct {
-	path    string
-	formats []string
-	goals   []string
+	path                 string
+	formats, goals       []string
+	maxFailed, minChange string
+	confidence           float64
 }
 
 func newCmdReport(s streams) *cobra.Command {
@@ -25,15 +26,19 @@ func newCmdReport(s streams) *cobra.Command {
 		Short: "Render a run file, or a comparison's output directory, again",
 		Long:  longHelp("report"),
 		Example: `  replay report replay-compare-20250301-120000 --format markdown >> "$GITHUB_STEP_SUMMARY"
-  replay report run.db --format json`,
+  replay report run.db --format json --max-failed 0`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.path = args[0]
 			return reportRun(cmd.Context(), opts, s)
 		},
 	}
-	addFormatFlag(cmd.Flags(), &opts.formats)
-	cmd.Flags().StringArrayVar(&opts.goals, "goal", nil, "also check goal `G`, e.g. 'p95<500ms' (repeatable)")
+	f := cmd.Flags()
+	addFormatFlag(f, &opts.formats)
+	f.StringArrayVar(&opts.goals, "goal", nil, "also check goal `G`, e.g. 'p95<500ms' (repeatable)")
+	f.StringVar(&opts.maxFailed, "max-failed", "", "RUN: fail when more than `SHARE` of its requests failed (default: as the run was given; 1% if it recorded none)")
+	f.StringVar(&opts.minChange, "min-change", "", "DIR: smallest p95 change `'P%,D'` that counts (default: as the comparison was made)")
+	f.Float64Var(&opts.confidence, "confidence", 0, "DIR: confidence level `C` of the intervals (default: as the comparison was made)")
 	return cmd
 }
 
@@ -46,53 +51,43 @@ func reportRun(ctx context.Context, opts *reportOptions, s streams) error {
 	if err != nil {
 		return usagef("report: --goal: %v", err)
 	}
+	maxFailed, err := session.ParseMaxFailed(opts.maxFailed)
+	if err != nil {
+		return usagef("report: --max-failed: %v", err)
+	}
+	analysis, err := parseSensitivity("report", opts.minChange, opts.confidence)
+	if err != nil {
+		return err
+	}
 	fi, err := os.Stat(opts.path)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	passed := true
-	if fi.IsDir() {
-		rep, err := reportComparison(ctx, opts.path, extra)
-		if err != nil {
-			return err
+	if !fi.IsDir() {
+		if opts.minChange != "" || opts.confidence != 0 {
+			return usagef("report RUN: --min-change and --confidence apply to a comparison's directory (report DIR)")
 		}
-		if err := report.WriteComparison(s.out, format, rep); err != nil {
+		rep, err := session.LoadRunWith(ctx, opts.path, extra, maxFailed)
+		if err != nil {
 			return fmt.Errorf("report: %w", err)
-		}
-		passed = rep.Passed()
-		if err := wiringError("report", rep.Comparison.Faults); err != nil {
-			return err
-		}
-	} else {
-		rep, err := reportRunFile(ctx, opts.path, extra)
-		if err != nil {
-			return err
 		}
 		if err := report.WriteRun(s.out, format, rep); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
-		passed = rep.Passed()
+		return verdict(rep.Passed())
 	}
-	if !passed {
-		return errFailed
+	if opts.maxFailed != "" {
+		return usagef("report DIR: --max-failed applies to a run file (report RUN)")
 	}
-	return nil
-}
-
-// reportRunFile builds the report of one run file.
-func reportRunFile(ctx context.Context, path string, extra []analyzer.Goal) (*report.RunReport, error) {
-	rep, err := session.LoadRun(ctx, path, extra)
+	rep, err := session.LoadComparisonWith(ctx, opts.path, extra, analysis)
 	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
+		return fmt.Errorf("report: %w", err)
 	}
-	return rep, nil
-}
-
-// reportComparison builds the report of a comparison's output directory.
-func reportComparison(ctx context.Context, dir string, extra []analyzer.Goal) (*report.ComparisonReport, error) {
-	rep, err := session.LoadComparison(ctx, dir, extra)
-	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
+	if err := report.WriteComparison(s.out, format, rep); err != nil {
+		return fmt.Errorf("report: %w", err)
 	}
-	return rep, nil
+	if err := wiringError("report", rep.Comparison.Faults); err != nil {
+		return err
+	}
+	return verdict(rep.Passed())
 }

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -72,5 +76,109 @@ func TestReportErrors(t *testing.T) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and %q", code, stdout, stderr, tt.code, tt.want)
 			}
 		})
+	}
+}
+
+// TestReportRunRechecksMaxFailed: `replay report RUN` checks the failed
+// requests against the share the run was given (recorded in the run file),
+// or against --max-failed when given; bad values are one-line usage
+// errors, as are the flags of the other kind of report.
+func TestReportRunRechecksMaxFailed(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/bad" {
+			http.Error(w, "boom", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprint(w, "ok")
+	}))
+	t.Cleanup(srv.Close)
+	reqs := make([]string, 0, 200)
+	for i := range 199 {
+		reqs = append(reqs, "GET /ok/"+strconv.Itoa(i))
+	}
+	snap := runSnapshot(t, append(reqs, "GET /bad")...) // 1 of 200 fails: 0.5%
+	dir := t.TempDir()
+	strict, lenient := filepath.Join(dir, "strict.run"), filepath.Join(dir, "lenient.run")
+	code, live, stderr := replayRun(t, "--snapshot", snap, "--out", strict, "--target", srv.URL, "--max-failed", "0")
+	if code != exitRegression {
+		t.Fatalf("run --max-failed 0: exit %d\n%s\n%s", code, live, stderr)
+	}
+	if code, _, stderr := replayRun(t, "--snapshot", snap, "--out", lenient, "--target", srv.URL); code != exitOK {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	const failed = "Result: FAILED · success rate 99.5% (1 of 200 failed) · 0.5% of requests failed (at most 0% may)"
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{strict}, exitRegression, failed}, // as the run was given
+		{[]string{strict, "--max-failed", "1%"}, exitOK, "Result: PASSED · success rate 99.5% (1 of 200 failed)\n"},
+		{[]string{lenient}, exitOK, "Result: PASSED"},
+		{[]string{lenient, "--max-failed", "0"}, exitRegression, failed},
+		{[]string{lenient, "--max-failed", "0.001"}, exitRegression, "\n  5xx answers ×1 (503 Service Unavailable ×1)\n"},
+		{[]string{strict, "--format", "json"}, exitRegression, `"max_failed": 0,`},
+		{[]string{lenient, "--format", "json", "--max-failed", "0.2%"}, exitRegression, `"failed_why": "0.5% of requests failed (at most 0.2% may)"`},
+	} {
+		code, stdout, stderr := cliRun(t, "", append([]string{"report"}, tc.args...)...)
+		if code != tc.code || !strings.Contains(stdout, tc.want) {
+			t.Errorf("report %s: exit %d (want %d), stdout lacks %q:\n%s\nstderr: %s", strings.Join(tc.args, " "), code, tc.code, tc.want, stdout, stderr)
+		}
+	}
+	if _, stdout, _ := cliRun(t, "", "report", strict); verdictBlock(stdout) != verdictBlock(live) {
+		t.Errorf("report RUN's verdict differs from the run's:\n%s\nlive:\n%s", stdout, live)
+	}
+
+	cmp := t.TempDir()
+	goldenRuns(t, cmp)
+	for _, tc := range []struct{ args []string }{
+		{[]string{lenient, "--max-failed", "5"}},
+		{[]string{lenient, "--max-failed", "x%"}},
+		{[]string{lenient, "--max-failed", "-1%"}},
+		{[]string{lenient, "--min-change", "20%,8ms"}},
+		{[]string{lenient, "--confidence", "0.95"}},
+		{[]string{cmp, "--max-failed", "1%"}},
+	} {
+		code, stdout, stderr := cliRun(t, "", append([]string{"report"}, tc.args...)...)
+		if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.args[1]) {
+			t.Errorf("report %s: exit %d, stdout %q, stderr %q; want exit 2 and one line naming %s", strings.Join(tc.args, " "), code, stdout, stderr, tc.args[1])
+		}
+	}
+}
+
+// TestReportComparisonSensitivity: `replay report DIR` takes --min-change
+// and --confidence as `replay compare` does, validated the same way; the
+// report is the comparison of the two run files with them.
+func TestReportComparisonSensitivity(t *testing.T) {
+	dir := t.TempDir()
+	base, cand := goldenRuns(t, dir)
+	for _, tt := range []struct{ args []string }{
+		{[]string{"--min-change", "ten"}},
+		{[]string{"--min-change", "10%,20%"}},
+		{[]string{"--confidence", "95"}},
+		{[]string{"--confidence", "0.3"}},
+	} {
+		code, stdout, stderr := cliRun(t, "", append([]string{"report", dir}, tt.args...)...)
+		if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tt.args[0]) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line naming %s", tt.args, code, stdout, stderr, tt.args[0])
+		}
+	}
+	_, def, _ := cliRun(t, "", "report", dir)
+	if !strings.Contains(def, "min change 10% and 5 ms at 99% confidence") {
+		t.Errorf("report DIR without flags does not state the default sensitivity:\n%s", def)
+	}
+	for _, args := range [][]string{
+		{"--min-change", "20%,8ms", "--confidence", "0.95"},
+		{"--min-change", "300%,1s"},
+	} {
+		code, stdout, stderr := cliRun(t, "", append([]string{"report", dir}, args...)...)
+		// With the goals the comparison recorded, as TestReportComparisonDir.
+		wantCode, want, _ := replayCompare(t, append([]string{base, cand, "--goal", "p95<500ms", "--goal", "GET /orders: sql<=5"}, args...)...)
+		if code != wantCode || stdout != want || stdout == def {
+			t.Errorf("report DIR %v: exit %d (want %d); differs from compare RUN_A RUN_B, or is the default report:\n%s\nwant:\n%s\nstderr: %s", args, code, wantCode, stdout, want, stderr)
+		}
+	}
+	if _, stdout, _ := cliRun(t, "", "report", dir, "--min-change", "20%,8ms", "--confidence", "0.95"); !strings.Contains(stdout, "min change 20% and 8 ms at 95% confidence") {
+		t.Errorf("report DIR does not state the sensitivity given:\n%s", stdout)
 	}
 }

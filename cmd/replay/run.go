@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/replaykit/replay/analyzer"
 	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/session"
 )
@@ -107,20 +106,14 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if res.Interrupted {
 		return errors.New("run interrupted; the run file holds the requests completed so far")
 	}
-	if !res.Report.Passed() {
-		return errFailed
-	}
-	return nil
+	return verdict(res.Report.Passed())
 }
 
 // sessionConfig loads the snapshot and returns the session of the run.
 func (opts *runOptions) sessionConfig(ctx context.Context, su *runSetup, notes io.Writer) (session.RunConfig, error) {
-	maxFailed, err := analyzer.ParseMaxFailed(opts.maxFailed)
+	maxFailed, err := session.ParseMaxFailed(opts.maxFailed)
 	if err != nil {
 		return session.RunConfig{}, usagef("--max-failed: %v", err)
-	}
-	if maxFailed == 0 {
-		maxFailed = -1 // none may fail
 	}
 	c, err := opts.replayFlags.config(ctx, "run", su.replay)
 	if err != nil {

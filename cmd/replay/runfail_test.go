@@ -15,31 +15,53 @@ import (
 	"testing"
 )
 
-// failingAppSource is a build for --cmd that fails in one of two ways:
-// with EXIT_AFTER=N it serves N requests, logs a last line and exits 3;
-// with UPSTREAM=URL each request gets URL (through $HTTP_PROXY) and
-// answers 502 unless it answers 200; with DB=1 each request opens a PostgreSQL connection through
-// $REPLAY_SQLCOUNT_ADDR and answers 500 when the server refuses it.
+// failingAppSource is a build for --cmd that fails in one of these ways:
+// with EXIT_AFTER=N it serves N requests, logs a last line and exits 3
+// (with KILL=1 it kills itself with SIGKILL instead); with UPSTREAM=URL
+// each request gets URL, through $HTTP_PROXY when set (loopback URLs too),
+// with its own path in header X-Inbound-Path, and answers 502 unless it
+// answers 200; with DB=1 each request opens a
+// PostgreSQL connection through $REPLAY_SQLCOUNT_ADDR and answers 500 when
+// the server refuses it; with DB=query it runs SELECT 1 there as user
+// $DB_USER (trust authentication) and answers 500 when that fails.
 const failingAppSource = `package main
 
 import (
+	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"sync/atomic"
+	"syscall"
+	"time"
 )
 
 var startupBody = []byte("\x00\x03\x00\x00user\x00u\x00database\x00db\x00\x00")
+
+// client sends every call through $HTTP_PROXY: Go's default would leave
+// loopback upstreams out.
+var client = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
+	Proxy: func(*http.Request) (*url.URL, error) {
+		if p := os.Getenv("HTTP_PROXY"); p != "" {
+			return url.Parse(p)
+		}
+		return nil, nil
+	}}}
 
 func main() {
 	limit, _ := strconv.Atoi(os.Getenv("EXIT_AFTER"))
 	var n atomic.Int64
 	fmt.Println("app listening on", os.Getenv("PORT"))
 	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if os.Getenv("DB") == "1" {
+		switch os.Getenv("DB") {
+		case "1":
 			c, err := net.Dial("tcp", os.Getenv("REPLAY_SQLCOUNT_ADDR"))
 			if err != nil {
 				http.Error(w, err.Error(), 500)
@@ -52,9 +74,17 @@ func main() {
 				http.Error(w, "database: connection refused", 500)
 				return
 			}
+		case "query":
+			if err := selectOne(os.Getenv("REPLAY_SQLCOUNT_ADDR"), os.Getenv("DB_USER")); err != nil {
+				fmt.Println("database error:", err)
+				http.Error(w, "database: "+err.Error(), 500)
+				return
+			}
 		}
 		if u := os.Getenv("UPSTREAM"); u != "" {
-			resp, err := http.Get(u)
+			req, _ := http.NewRequest("GET", u, nil)
+			req.Header.Set("X-Inbound-Path", r.URL.Path) // "/": replay's readiness check
+			resp, err := client.Do(req)
 			if err != nil {
 				http.Error(w, err.Error(), 502)
 				return
@@ -68,10 +98,66 @@ func main() {
 		w.Write([]byte("ok"))
 		if limit > 0 && n.Add(1) == int64(limit) {
 			fmt.Println("fatal error: out of memory allocating order cache")
+			if os.Getenv("KILL") == "1" {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			}
 			os.Exit(3)
 		}
 	})
 	http.ListenAndServe("127.0.0.1:"+os.Getenv("PORT"), nil)
+}
+
+// selectOne runs SELECT 1 on a new connection to addr.
+func selectOne(addr, user string) error {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	body := "\x00\x03\x00\x00user\x00" + user + "\x00database\x00postgres\x00\x00"
+	c.Write(append(binary.BigEndian.AppendUint32(nil, uint32(len(body)+4)), body...))
+	r := bufio.NewReader(c)
+	if err := untilReady(r); err != nil {
+		return err
+	}
+	q := "SELECT 1\x00"
+	c.Write(append(append([]byte{'Q'}, binary.BigEndian.AppendUint32(nil, uint32(len(q)+4))...), q...))
+	if err := untilReady(r); err != nil {
+		return err
+	}
+	c.Write([]byte{'X', 0, 0, 0, 4})
+	return nil
+}
+
+// untilReady reads messages up to ReadyForQuery; an ErrorResponse is an
+// error with its message.
+func untilReady(r *bufio.Reader) error {
+	for {
+		t, err := r.ReadByte()
+		if err != nil {
+			return err
+		}
+		var n uint32
+		if err := binary.Read(r, binary.BigEndian, &n); err != nil {
+			return err
+		}
+		b := make([]byte, n-4)
+		if _, err := io.ReadFull(r, b); err != nil {
+			return err
+		}
+		switch t {
+		case 'E':
+			for _, f := range strings.Split(string(b), "\x00") {
+				if strings.HasPrefix(f, "M") {
+					return errors.New(f[1:])
+				}
+			}
+			return errors.New("error response")
+		case 'Z':
+			return nil
+		}
+	}
 }
 `
 

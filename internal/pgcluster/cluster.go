@@ -165,6 +165,28 @@ func (c *Cluster) Stop() error {
 	return c.stopErr
 }
 
+// StopImmediately takes the server down at once, as a crash would:
+// PostgreSQL's "immediate" shutdown (SIGQUIT), which cuts every client's
+// connection without a checkpoint. It waits for the server to exit and
+// leaves its directory to Stop. A server someone else runs (FromURL) is
+// left alone, with an error.
+func (c *Cluster) StopImmediately() error {
+	if c.external || c.cmd == nil || c.cmd.Process == nil {
+		return errors.New("postgres: not a server this process started")
+	}
+	if err := c.cmd.Process.Signal(syscall.SIGQUIT); err != nil {
+		return fmt.Errorf("postgres: immediate shutdown: %w", err)
+	}
+	select {
+	case <-c.done:
+		return nil
+	case <-time.After(10 * time.Second):
+		syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
+		<-c.done
+		return errors.New("postgres: immediate shutdown took over 10s; killed")
+	}
+}
+
 // FromURL returns a Cluster for a server that someone else runs, named by a
 // postgres:// URL (the port defaults to 5432). Its Stop leaves the server
 // alone.

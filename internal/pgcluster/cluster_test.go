@@ -2,8 +2,10 @@ package pgcluster
 
 import (
 	"context"
+	"net"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -41,5 +43,43 @@ func TestClusterStartsAndStops(t *testing.T) {
 	}
 	if _, err := pgx.Connect(ctx, c.URL("postgres")); err == nil {
 		t.Error("server still answers after Stop")
+	}
+}
+
+// TestStopImmediately: an immediate shutdown cuts an open connection and
+// refuses new ones; Stop then removes the directory.
+func TestStopImmediately(t *testing.T) {
+	if os.Getenv("REPLAY_TEST_DATABASE_URL") != "" {
+		t.Skip("uses REPLAY_TEST_DATABASE_URL")
+	}
+	ctx := context.Background()
+	c, err := Start(ctx, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	conn, err := pgx.Connect(ctx, c.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if err := c.StopImmediately(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "SELECT 1"); err == nil {
+		t.Error("a connection opened before the shutdown still answers")
+	}
+	if _, err := net.DialTimeout("tcp", c.Addr(), time.Second); err == nil {
+		t.Error("the server's port still accepts connections")
+	}
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(c.Dir); !os.IsNotExist(err) {
+		t.Errorf("cluster dir %s still exists after Stop", c.Dir)
+	}
+	ext, err := FromURL(c.URL("postgres"))
+	if err != nil || ext.StopImmediately() == nil {
+		t.Errorf("StopImmediately of a server someone else runs: no error (%v)", err)
 	}
 }
