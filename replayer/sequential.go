@@ -20,7 +20,7 @@ func (plan ComparePlan) validateSequential() error {
 	case plan.MaxDuration < 0:
 		return planError(FieldMaxDuration, "", plan.MaxDuration.String(), "is negative")
 	case plan.MaxDuration > 0 && plan.MaxDuration < plan.Load.Duration:
-		return planError(FieldMaxDuration, FieldDuration, plan.MaxDuration.String(), "is shorter than the duration of the first look ("+plan.Load.Duration.String()+")")
+		return planError(FieldMaxDuration, "", plan.MaxDuration.String(), "is shorter than the load of the first look ("+plan.Load.Duration.String()+" per side)")
 	case plan.MaxDuration > plan.Load.Duration && plan.Sequential:
 		return planError(FieldMaxDuration, "", plan.MaxDuration.String(), "needs an interleaved comparison, not a sequential one")
 	case plan.LookEvery < 0:

@@ -140,10 +140,6 @@ func (opts *compareOptions) comparePlan(explain int) (replayer.ComparePlan, erro
 	switch {
 	case opts.duration <= 0:
 		return replayer.ComparePlan{}, usagef("compare: --duration %s: want a positive duration per side, e.g. 20s", opts.duration)
-	case opts.warmup < 0:
-		return replayer.ComparePlan{}, usagef("compare: --warmup %s: want 0 or a positive duration", opts.warmup)
-	case opts.slices < 0:
-		return replayer.ComparePlan{}, usagef("compare: --slices %d: want a positive number", opts.slices)
 	case opts.sequential && opts.slices > 0:
 		return replayer.ComparePlan{}, usagef("compare: --slices applies to an interleaved comparison; --sequential runs each side in one piece")
 	case opts.changedFlag("reset") && strings.TrimSpace(opts.reset) == "":
