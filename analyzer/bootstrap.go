@@ -31,18 +31,23 @@ type side struct {
 func newSide(s *sample, pairOf map[int32]int32, pairs int) side {
 	items := slices.Clone(s.items)
 	slices.SortFunc(items, func(a, b sampleItem) int { return cmp.Compare(a.lat, b.lat) })
-	sd := side{values: make([]int64, len(items))}
+	sd := side{values: make([]int64, 0, len(items))}
 	if pairOf != nil {
-		sd.pair = make([]int32, len(items))
+		sd.pair = make([]int32, 0, len(items))
 		sd.counts = make([]int, pairs)
 	}
-	for i, it := range items {
-		sd.values[i] = it.lat
-		if pairOf != nil {
-			p := pairOf[it.slice]
-			sd.pair[i] = p
-			sd.counts[p]++
+	for _, it := range items {
+		if pairOf == nil {
+			sd.values = append(sd.values, it.lat)
+			continue
 		}
+		p, ok := pairOf[it.slice]
+		if !ok {
+			continue // its pair was set aside
+		}
+		sd.values = append(sd.values, it.lat)
+		sd.pair = append(sd.pair, p)
+		sd.counts[p]++
 	}
 	return sd
 }

@@ -77,8 +77,14 @@ type Comparison struct {
 	Counts map[Verdict]int
 	// Method is the bootstrap method used (MethodPairedSlices or MethodIID).
 	Method string
-	// SlicePairs is the number of slice pairs resampled (MethodPairedSlices).
+	// SlicePairs is the number of slice pairs (MethodPairedSlices); the
+	// intervals resample those not SetAside.
 	SlicePairs int
+	// SetAside are the slice pairs left out of the latency intervals
+	// because a burst of load on the machine made one of their slices far
+	// slower than its run's others (at most a fifth of the pairs; see
+	// disturbedPairs). Counts, SQL and failures keep every slice.
+	SetAside []SetAside
 	// MockMisses are the mock's misses in the baseline and candidate runs.
 	MockMisses [2]int64
 	// Notes are run-level observations, one sentence each (e.g. mock misses).
@@ -246,6 +252,10 @@ func Compare(base, cand *Summary, opts CompareOptions) (*Comparison, error) {
 	pairA, pairB, pairs := slicePairs(base, cand, o.MinBlocks)
 	if pairs > 0 {
 		c.Method, c.SlicePairs = MethodPairedSlices, pairs
+		if c.SetAside = disturbedPairs(base, cand, pairA, pairB, pairs); len(c.SetAside) > 0 {
+			pairA, pairB, pairs = withoutPairs(pairA, pairB, pairs, c.SetAside)
+			c.Notes = append(c.Notes, setAsideSentence(c.SetAside, c.SlicePairs))
+		}
 	}
 	names := endpointUnion(base, cand)
 	c.Endpoints = make([]*EndpointComparison, len(names))
@@ -362,6 +372,17 @@ func compareEndpoint(c *Comparison, name string, pairA, pairB map[int32]int32, p
 			pairA, pairB = nil, nil
 		}
 		bs, ks := newSide(b.sample, pairA, pairs), newSide(k.sample, pairB, pairs)
+		if len(c.SetAside) > 0 {
+			// The change is judged without the pairs set aside: its
+			// figures too.
+			for _, x := range []struct {
+				ch *Change
+				q  float64
+			}{{&e.P95, 0.95}, {&e.P99, 0.99}} {
+				x.ch.Baseline, x.ch.Candidate = usToMs(quantile(bs.values, x.q)), usToMs(quantile(ks.values, x.q))
+				x.ch.Delta, x.ch.Ratio = x.ch.Candidate-x.ch.Baseline, ratio(quantile(ks.values, x.q), quantile(bs.values, x.q))
+			}
+		}
 		ci := bootstrapRatios(bs, ks, pairs, o.Resamples, o.Confidence, rng)
 		e.P95.CILow, e.P95.CIHigh, e.P95.Method = ci.p95Low, ci.p95High, ci.method
 		e.P95.Disjoint = isDisjoint(bs.values, ks.values, 0.95, o.Confidence, e.P95.Delta)

@@ -215,3 +215,53 @@ func TestSequentialLooksKeepFalseAlarmRate(t *testing.T) {
 		t.Errorf("spending the level gave more false alarms (%d) than not (%d)", spent, naive)
 	}
 }
+
+// TestBurstsSetAside: bursts of load that hit a few slices of either side
+// (×8 to ×30) are set aside, so that a 20% slowdown is still found and an
+// A/A comparison raises no alarm; bursts on the candidate's slices alone,
+// which may be the build's own stalls, are not set aside.
+func TestBurstsSetAside(t *testing.T) {
+	spec := func(name string, seed uint64, global float64) runSpec {
+		return runSpec{name: name, n: 4000, slices: 40, drift: 0.15, driftSeed: seed, jitter: 0.05, outliers: 0.01,
+			seed: seed*1000 + uint64(len(name)), bursts: 0.06, global: global}
+	}
+	eps := []epSpec{{name: "GET /orders", median: 45 * ms, sigma: 0.35}, {name: "GET /catalog", median: 5 * ms, sigma: 0.3}}
+	n := seeds(t, 60)
+	counts := map[string]map[Verdict]int{"A/A": {}, "+20%": {}}
+	aside := 0
+	for seed := range uint64(n) {
+		base := summarize(t, spec("baseline", seed, 0), eps)
+		for _, tc := range []struct {
+			name   string
+			global float64
+		}{{"A/A", 0}, {"+20%", 1.2}} {
+			c := mustCompare(t, base, summarize(t, spec("candidate", seed, tc.global), eps), CompareOptions{})
+			e := c.Endpoint("GET /orders")
+			counts[tc.name][e.P95.Verdict]++
+			aside += len(c.SetAside)
+			if tc.name == "A/A" && (c.Verdict == Regression || c.Verdict == Improvement) {
+				t.Errorf("seed %d: A/A %s: %s", seed, c.Verdict, e.Explanation)
+			}
+			if tc.name == "+20%" && e.P95.Verdict == Unchanged {
+				t.Errorf("seed %d: +20%% called unchanged: %s", seed, e.Explanation)
+			}
+		}
+	}
+	t.Logf("%d seeds, bursts in 6%% of slices: %v; %d pairs set aside", n, counts, aside)
+	if aside == 0 {
+		t.Error("no pair was set aside")
+	}
+	if found := counts["+20%"][Regression]; found < n*8/10 {
+		t.Errorf("+20%%: %d regressions in %d; want at least 80%%", found, n)
+	}
+	// Bursts on the candidate only: kept, the interval widens instead.
+	b := spec("baseline", 1, 0)
+	b.bursts = 0
+	c := mustCompare(t, summarize(t, b, eps), summarize(t, spec("candidate", 1, 0), eps), CompareOptions{})
+	k := spec("candidate", 1, 0)
+	k.bursts = 0.15
+	c = mustCompare(t, summarize(t, b, eps), summarize(t, k, eps), CompareOptions{})
+	if len(c.SetAside) != 0 {
+		t.Errorf("candidate-only bursts set aside: %+v", c.SetAside)
+	}
+}

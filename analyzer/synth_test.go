@@ -38,6 +38,9 @@ type runSpec struct {
 	explain   int     // explain-phase results per endpoint
 	seed      uint64
 	misses    int64
+	// bursts is the probability that a slice of this side is hit by a
+	// burst of load that multiplies its latencies by 8 to 30.
+	bursts float64
 }
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -53,6 +56,9 @@ func synthResults(spec runSpec, eps []epSpec) iter.Seq2[*snapshots.Result, error
 		for i := range drift {
 			drift[i] = math.Exp(drng.NormFloat64() * spec.drift)
 			jitter[i] = math.Exp(rng.NormFloat64() * spec.jitter)
+			if rng.Float64() < spec.bursts {
+				jitter[i] *= 8 + 22*rng.Float64()
+			}
 		}
 		global := spec.global
 		if global == 0 {

@@ -87,8 +87,9 @@ type ComparePlan struct {
 	// the smaller throughput (0.5: half of it), so that both builds get the
 	// same requests at the same times, neither near its capacity, and a
 	// slow endpoint of one build cannot hold the load back from its other
-	// endpoints. Load must be the closed model; a zero Warmup warms up for
-	// one second. (Sequential, the baseline's warmup alone sets the rate.)
+	// endpoints. Load must be the closed model; each warmup lasts at least
+	// MinCalibration. (Sequential, the baseline's warmup alone sets the
+	// rate.)
 	Calibrate float64
 	// MaxDuration, when longer than Load.Duration, lets an interleaved
 	// comparison run until it knows: after the first Slices pairs, Look is

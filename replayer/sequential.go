@@ -70,14 +70,20 @@ func (plan *ComparePlan) warmupSide(ctx context.Context, s Side, baseline bool, 
 	return nil
 }
 
+// MinCalibration is the shortest warmup of a calibrated (fair) load: its
+// first half warms the build up (a JIT, caches, pools), its second half
+// measures the throughput.
+const MinCalibration = 2 * time.Second
+
 // calibrate warms up one side under the closed model and lowers
-// st.Throughput to its throughput (requests that succeeded per second).
+// st.Throughput to its throughput (requests that succeeded per second) over
+// the second half of the warmup.
 func (plan *ComparePlan) calibrate(ctx context.Context, s Side, st *CompareStats) error {
-	w := plan.Warmup
-	if w <= 0 {
-		w = time.Second
+	w := max(plan.Warmup, MinCalibration)
+	if _, err := plan.warmupFor(ctx, s, w/2); err != nil {
+		return err
 	}
-	ws, err := plan.warmupFor(ctx, s, w)
+	ws, err := plan.warmupFor(ctx, s, w-w/2)
 	if err != nil {
 		return err
 	}

@@ -299,6 +299,10 @@ type ComparisonDocument struct {
 	// 212/s (fair load: 50% of the baseline's 424/s under 4 VUs in warmup),
 	// 20s per side".
 	Load string `json:"load"`
+	// SetAside lists the slice pairs left out of the latency intervals: a
+	// burst of load on the machine made one of their slices far slower than
+	// its run's others (analyzer.Comparison.SetAside); absent when none.
+	SetAside []SetAsideDocument `json:"set_aside,omitempty"`
 	// RunUntil, for a comparison that ran until it knew (--max-duration),
 	// says how long it ran and why it stopped; absent otherwise.
 	RunUntil *RunUntilDocument `json:"run_until,omitempty"`
@@ -425,6 +429,9 @@ func NewComparisonDocument(r *ComparisonReport) ComparisonDocument {
 		Wiring:    faultDocs(c.Faults),
 		Load:      loadText(c.Baseline.Info.Settings),
 		RunUntil:  runUntil(c.Baseline.Info.Settings),
+	}
+	for _, a := range c.SetAside {
+		d.SetAside = append(d.SetAside, SetAsideDocument{Pair: a.Pair, Side: a.Side, Slice: a.Slice, Factor: a.Factor})
 	}
 	for k, v := range c.Counts {
 		d.Counts[k] = v

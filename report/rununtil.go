@@ -25,6 +25,16 @@ type RunUntilDocument struct {
 	LastConfidence float64 `json:"last_confidence"`
 }
 
+// SetAsideDocument is a slice pair left out of the latency intervals.
+type SetAsideDocument struct {
+	// Pair numbers the pair from 1; Side and Slice name its disturbed
+	// slice, Factor how much slower than its run's typical slice it was.
+	Pair   int     `json:"pair"`
+	Side   string  `json:"side"`
+	Slice  int     `json:"slice"`
+	Factor float64 `json:"factor"`
+}
+
 // runUntil reads the looks from a run's settings; nil when the comparison
 // did not run until it knew.
 func runUntil(settings map[string]string) *RunUntilDocument {
