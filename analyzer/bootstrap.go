@@ -123,6 +123,10 @@ func bootstrapRatios(base, cand side, pairs, resamples int, conf float64, rng *r
 	}
 	ci.p95Low, ci.p95High = interval(r95, conf)
 	ci.p99Low, ci.p99High = interval(r99, conf)
+	if pairs > 0 {
+		ci.p95Low, ci.p95High = smallSampleWiden(ci.p95Low, ci.p95High, pairs, conf)
+		ci.p99Low, ci.p99High = smallSampleWiden(ci.p99Low, ci.p99High, pairs, conf)
+	}
 	return ci
 }
 
@@ -203,4 +207,32 @@ func interval(rs []float64, conf float64) (lo, hi float64) {
 	slices.Sort(rs)
 	a := (1 - conf) / 2
 	return rs[rank(a, len(rs))-1], rs[rank(1-a, len(rs))-1]
+}
+
+// smallSampleWiden widens a paired-slices interval [lo, hi] for its number
+// of pairs: resampling a few clusters (slice pairs) gives percentile
+// intervals too narrow, by the ratio of Student's t with pairs − 1 degrees
+// of freedom to the normal quantile, and by √(pairs/(pairs − 1)) for the
+// variance the resamples miss. The interval's half-width on the log scale
+// is multiplied by both, around its log-midpoint: ×1.45 at 8 pairs, ×1.33
+// at 10, ×1.14 at 20, ×1.06 at 40 (99%).
+func smallSampleWiden(lo, hi float64, pairs int, conf float64) (float64, float64) {
+	if lo <= 0 || hi <= 0 || pairs < 2 {
+		return lo, hi
+	}
+	z := math.Sqrt2 * math.Erfinv(conf)
+	f := studentT(z, float64(pairs-1)) / z * math.Sqrt(float64(pairs)/float64(pairs-1))
+	mid, half := (math.Log(lo)+math.Log(hi))/2, (math.Log(hi)-math.Log(lo))/2*f
+	return math.Exp(mid - half), math.Exp(mid + half)
+}
+
+// studentT is the quantile of Student's t with nu degrees of freedom at the
+// probability whose normal quantile is z (the Cornish–Fisher expansion of
+// Abramowitz and Stegun 26.7.5; within 0.3% of the exact value for nu ≥ 5
+// at the levels used here).
+func studentT(z, nu float64) float64 {
+	z3, z5, z7 := z*z*z, math.Pow(z, 5), math.Pow(z, 7)
+	return z + (z3+z)/(4*nu) + (5*z5+16*z3+3*z)/(96*nu*nu) +
+		(3*z7+19*z5+17*z3-15*z)/(384*nu*nu*nu) +
+		(79*math.Pow(z, 9)+776*z7+1482*z5-1920*z3-945*z)/(92160*math.Pow(nu, 4))
 }

@@ -131,7 +131,7 @@ func TestCompareDetectsDelay(t *testing.T) {
 							!strings.HasPrefix(e.Explanation, "p95 rose ") {
 							t.Errorf("seed %d: %s: %s (%s): %s", seed, e.Endpoint, e.Verdict, e.Cause, e.Explanation)
 						}
-						if e.P95.CILow < 1.5 || !e.P95.Disjoint {
+						if e.P95.CILow < 1.3 || !e.P95.Disjoint {
 							t.Errorf("seed %d: CI low %v, disjoint %v: want a clear shift", seed, e.P95.CILow, e.P95.Disjoint)
 						}
 					} else if e.Verdict == Regression {

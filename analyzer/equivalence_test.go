@@ -265,3 +265,20 @@ func TestBurstsSetAside(t *testing.T) {
 		t.Errorf("candidate-only bursts set aside: %+v", c.SetAside)
 	}
 }
+
+// TestStudentT checks the t quantiles smallSampleWiden uses against
+// tables, and the widening it gives.
+func TestStudentT(t *testing.T) {
+	z99, z95 := math.Sqrt2*math.Erfinv(0.99), math.Sqrt2*math.Erfinv(0.95)
+	for _, tc := range []struct{ z, nu, want float64 }{
+		{z99, 7, 3.499}, {z99, 9, 3.250}, {z99, 19, 2.861}, {z99, 39, 2.708}, {z95, 7, 2.365}, {z95, 19, 2.093},
+	} {
+		if got := studentT(tc.z, tc.nu); math.Abs(got-tc.want)/tc.want > 0.005 {
+			t.Errorf("t(%v, %v) = %.4f, want %.3f", tc.z, tc.nu, got, tc.want)
+		}
+	}
+	lo, hi := smallSampleWiden(0.8, 1.25, 10, 0.99)
+	if f := math.Log(hi) / math.Log(1.25); math.Abs(f-1.33) > 0.02 || math.Abs(lo*hi-1) > 1e-9 {
+		t.Errorf("10 pairs: [0.8, 1.25] widened to [%v, %v] (×%.3f); want ×1.33 around 1", lo, hi, f)
+	}
+}
