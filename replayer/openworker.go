@@ -2,7 +2,6 @@ package replayer
 
 import (
 	"errors"
-	"net"
 	"os"
 	"runtime"
 	"sync"
@@ -228,8 +227,7 @@ func (w *openWorker) await() {
 		if h == nil {
 			continue
 		}
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() && errors.Is(err, os.ErrDeadlineExceeded) && h.br.Buffered() == 0 && w.o.ctx.Err() == nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) && w.o.ctx.Err() == nil {
 			// The last request's deadline ran out while idle.
 			h.nc.SetDeadline(time.Time{})
 			continue
