@@ -23,7 +23,11 @@
 //     a slow target cannot hide behind a slowed-down generator (coordinated
 //     omission). A bounded pool of at most Config.MaxInFlight workers sends
 //     them, so a stalled target cannot make the generator open thousands of
-//     connections;
+//     connections. Requests go out within tens of microseconds of their
+//     intended start on Linux with two or more Ps: the scheduler sleeps the
+//     last stretch with nanosleep, not a Go timer (which may fire a
+//     millisecond late), and writes each request on an idle worker's
+//     connection itself (wait.go, openworker.go);
 //   - as recorded (Speed): requests start at their recorded offsets divided
 //     by Speed.
 //

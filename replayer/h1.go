@@ -29,7 +29,8 @@ type h1Conn struct {
 	wbuf    []byte
 	scratch [128]byte
 	reused  bool
-	idle    time.Time // when the last response ended
+	idle    time.Time       // when the last response ended
+	rc      syscall.RawConn // nc's, for tryWrite; nil when nc has none
 }
 
 // stale reports whether a connection idle for a while was closed by the
@@ -44,17 +45,12 @@ func (h *h1Conn) stale() bool {
 	if h.br.Buffered() > 0 {
 		return true // bytes nobody asked for: the connection is out of step
 	}
-	sc, ok := h.nc.(syscall.Conn)
-	if !ok {
+	if h.rc == nil {
 		return false
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return true
 	}
 	stale := false
 	var b [1]byte
-	err = rc.Read(func(fd uintptr) bool {
+	err := h.rc.Read(func(fd uintptr) bool {
 		n, _, rerr := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 		stale = n > 0 || (n == 0 && rerr == nil) || (rerr != nil && rerr != syscall.EAGAIN && rerr != syscall.EINTR)
 		return true
@@ -165,6 +161,9 @@ func (c *conn) dial(ctx context.Context, addr string, deadline time.Time) (*h1Co
 		return nil, err
 	}
 	h := &h1Conn{nc: nc, br: bufio.NewReaderSize(nc, 16<<10)}
+	if sc, ok := nc.(syscall.Conn); ok {
+		h.rc, _ = sc.SyscallConn()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.aborted {
@@ -227,28 +226,34 @@ func newH1Template(t *template) h1Template {
 // again once on a fresh connection when it is idempotent: the server closed
 // an idle connection.
 func (c *conn) roundTrip(ctx context.Context, addr string, t *h1Template, tp string, deadline time.Time) (status int, n int64, err error) {
+	return c.resume(ctx, addr, t, tp, deadline, -1)
+}
+
+// resume is roundTrip for a request that may have been started already:
+// when sent ≥ 0, c's connection holds it in wbuf with its deadline set, and
+// its first sent bytes are written (the open model's scheduler writes it;
+// see openWorker). The first attempt writes the rest, if any, and reads the
+// response.
+func (c *conn) resume(ctx context.Context, addr string, t *h1Template, tp string, deadline time.Time, sent int) (status int, n int64, err error) {
 	for attempt := 0; ; attempt++ {
 		h := c.h1
-		if h != nil && h.stale() {
-			c.drop()
-			h = nil
-		}
-		if h == nil {
-			if h, err = c.dial(ctx, addr, deadline); err != nil {
+		if sent < 0 || attempt > 0 || h == nil {
+			if h, err = c.ready(ctx, addr, deadline); err != nil {
 				return 0, 0, err
 			}
+			h.fill(t, tp)
+			sent = 0
+		} else if sent < len(h.wbuf) {
+			// The writer stopped short and woke the reader with a deadline
+			// in the past: set the request's own again.
+			h.nc.SetDeadline(deadline)
 		}
-		h.nc.SetDeadline(deadline)
-		if ctx.Err() != nil {
-			return 0, 0, ctx.Err()
-		}
-		h.wbuf = append(h.wbuf[:0], t.head...)
-		h.wbuf = append(h.wbuf, tp...)
-		h.wbuf = append(h.wbuf, "\r\n\r\n"...)
-		h.wbuf = append(h.wbuf, t.body...)
 		var keep bool
 		var got int
-		if _, err = h.nc.Write(h.wbuf); err == nil {
+		if sent < len(h.wbuf) {
+			_, err = h.nc.Write(h.wbuf[sent:])
+		}
+		if err == nil {
 			status, n, keep, got, err = h.readResponse(t.head2)
 		}
 		if err == nil {
@@ -266,6 +271,54 @@ func (c *conn) roundTrip(ctx context.Context, addr string, t *h1Template, tp str
 			return 0, 0, err
 		}
 	}
+}
+
+// ready returns c's connection for a request due by deadline, dialing one
+// when there is none or the one there went stale, with the deadline set.
+func (c *conn) ready(ctx context.Context, addr string, deadline time.Time) (*h1Conn, error) {
+	h := c.h1
+	if h != nil && h.stale() {
+		c.drop()
+		h = nil
+	}
+	if h == nil {
+		var err error
+		if h, err = c.dial(ctx, addr, deadline); err != nil {
+			return nil, err
+		}
+	}
+	h.nc.SetDeadline(deadline)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return h, nil
+}
+
+// fill puts t with traceparent tp in wbuf.
+func (h *h1Conn) fill(t *h1Template, tp string) {
+	h.wbuf = append(h.wbuf[:0], t.head...)
+	h.wbuf = append(h.wbuf, tp...)
+	h.wbuf = append(h.wbuf, "\r\n\r\n"...)
+	h.wbuf = append(h.wbuf, t.body...)
+}
+
+// tryWrite writes wbuf with one non-blocking write system call and returns
+// how many bytes went out: it never waits for the connection (a full
+// socket buffer, a dead peer), unlike Write.
+func (h *h1Conn) tryWrite() (int, error) {
+	if h.rc == nil {
+		return 0, errors.New("no raw connection")
+	}
+	var n int
+	var werr error
+	err := h.rc.Write(func(fd uintptr) bool {
+		n, werr = syscall.Write(int(fd), h.wbuf)
+		return true
+	})
+	if err == nil {
+		err = werr
+	}
+	return max(n, 0), err
 }
 
 var (

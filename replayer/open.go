@@ -29,6 +29,26 @@ type schedule struct {
 	pick   func(g int64) *template
 }
 
+// openRun is one call of the open or as-recorded model.
+type openRun struct {
+	r    *Replayer
+	ctx  context.Context
+	p    LoadPlan
+	sink ResultSink
+	c    *counters
+
+	idle    idleSet
+	wg      sync.WaitGroup
+	workers int
+	// stall fires at the run's end plus the timeout: requests still waiting
+	// for a worker then are not sent (stalled).
+	stall   *time.Timer
+	stalled bool
+	// unblocked is when the scheduler last got a busy pool to take a
+	// request.
+	unblocked time.Time
+}
+
 // runOpen runs the open and as-recorded models: requests start at intended
 // times whatever the target does. A bounded pool of workers (at most
 // MaxInFlight) sends them; when every worker is busy the scheduler waits and
@@ -36,13 +56,12 @@ type schedule struct {
 // their intended start. Requests still unsent when the run's end plus the
 // timeout has passed are recorded as failed with "not sent: target stalled".
 func (r *Replayer) runOpen(ctx context.Context, p LoadPlan, sink ResultSink) Stats {
-	model := p.Model()
 	d, it := p.bounds()
 	limit, total := r.limit(it)
 	sch := r.schedule(p)
-	c := &counters{started: time.Now()}
-	start := c.started
-	rep := startReporter(p, c, d, total)
+	o := &openRun{r: r, ctx: ctx, p: p, sink: sink, c: &counters{started: time.Now()}}
+	o.idle.freed = make(chan struct{}, 1)
+	rep := startReporter(p, o.c, d, total)
 
 	// The run ends at its duration, or at the last intended start when it
 	// is bounded by iterations; requests wait for a worker until then plus
@@ -55,97 +74,96 @@ func (r *Replayer) runOpen(ctx context.Context, p LoadPlan, sink ResultSink) Sta
 			end = last
 		}
 	}
-	stallAt := start.Add(end + r.timeout)
-	stall := time.NewTimer(time.Until(stallAt))
-	defer stall.Stop()
+	o.stall = time.NewTimer(time.Until(o.c.started.Add(end + r.timeout)))
+	defer o.stall.Stop()
 
-	jobs := make(chan job)
-	var wg sync.WaitGroup
-	workers := 0
-	worker := func() {
-		defer wg.Done()
-		cn := newConn(ctx, &r.pool)
-		defer cn.close()
-		for j := range jobs {
-			res := &snapshots.Result{Intended: j.intended}
-			c.enter()
-			if j.held {
-				c.sentLate(time.Since(j.intended))
-			}
-			canceled := r.send(ctx, cn, j.t, res)
-			c.leave()
-			if canceled {
-				continue
-			}
-			emit(c, p, res, sink)
-		}
-	}
+	o.dispatch(sch, d, limit)
+	o.stopWorkers()
+	rep.end()
+	return o.c.stats(p, p.Model())
+}
 
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	stalled := false
-	var unblocked time.Time // when the scheduler last got a busy pool to take a request
-loop:
+// dispatch is the scheduler: it waits until each request's intended start
+// and hands the request to a worker, until the run's duration d or the
+// cursor's limit (≥ 0) is reached or ctx is canceled.
+//
+// The wait is precise (waiter: a Go timer may fire a millisecond late), and
+// the request goes out without waking a goroutine first (openWorker).
+func (o *openRun) dispatch(sch schedule, d time.Duration, limit int64) {
+	r := o.r
+	w := newWaiter()
 	for n := int64(0); ; n++ {
 		if limit >= 0 && r.cursor.Load() >= limit {
-			break
+			return
 		}
 		off := sch.offset(n, r.cursor.Load())
 		if d > 0 && off >= d {
-			break
+			return
 		}
 		g, ok := r.claim(limit)
 		if !ok {
-			break
+			return
 		}
-		j := job{t: sch.pick(g), intended: start.Add(off)}
-		j.held = j.intended.Before(unblocked)
-		if stalled {
-			r.notSent(c, p, j, sink)
+		j := job{t: sch.pick(g), intended: o.c.started.Add(off)}
+		j.held = j.intended.Before(o.unblocked)
+		if o.stalled {
+			r.notSent(o.c, o.p, j, o.sink)
 			continue
 		}
-		if wait := time.Until(j.intended); wait > 0 {
-			timer.Reset(wait)
-			select {
-			case <-ctx.Done():
-				break loop
-			case <-timer.C:
-			}
+		if !w.until(o.ctx, j.intended) || !o.hand(j) {
+			return
 		}
-		select {
-		case jobs <- j:
-			continue
-		default:
-		}
-		if workers < r.maxInfl {
-			workers++
-			wg.Add(1)
-			go worker()
-			select {
-			case jobs <- j:
-			case <-ctx.Done():
-				break loop
-			}
-			continue
-		}
-		// Every worker is busy: the target is falling behind.
-		c.behind.Store(j.intended.UnixNano())
-		j.held = true
-		select {
-		case jobs <- j:
-		case <-ctx.Done():
-			break loop
-		case <-stall.C:
-			stalled = true
-			r.notSent(c, p, j, sink)
-		}
-		c.behind.Store(0)
-		unblocked = time.Now()
 	}
-	close(jobs)
-	wg.Wait()
-	rep.end()
-	return c.stats(p, model)
+}
+
+// hand sends j on an idle worker, or on a new one while there are fewer
+// than MaxInFlight, or else waits for one to be free: the target is falling
+// behind, and j is held. It reports false when ctx was canceled.
+func (o *openRun) hand(j job) bool {
+	if w := o.idle.take(false); w != nil {
+		o.send(w, j)
+		return true
+	}
+	if o.workers < o.r.maxInfl {
+		o.newWorker(j)
+		return true
+	}
+	// Every worker is busy: the target is falling behind.
+	o.c.behind.Store(j.intended.UnixNano())
+	defer o.c.behind.Store(0)
+	j.held = true
+	for {
+		if w := o.idle.take(true); w != nil {
+			o.unblocked = time.Now()
+			o.send(w, j)
+			return true
+		}
+		select {
+		case <-o.idle.freed:
+		case <-o.ctx.Done():
+			return false
+		case <-o.stall.C:
+			o.stalled = true
+			o.r.notSent(o.c, o.p, j, o.sink)
+			o.unblocked = time.Now()
+			return true
+		}
+	}
+}
+
+// stopWorkers stops every worker as it becomes idle (requests in flight end
+// with their response, their timeout, or ctx's cancellation) and waits for
+// them to exit.
+func (o *openRun) stopWorkers() {
+	for range o.workers {
+		w := o.idle.take(true)
+		for w == nil {
+			<-o.idle.freed
+			w = o.idle.take(true)
+		}
+		w.stop()
+	}
+	o.wg.Wait()
 }
 
 // notSent records j as a request that could not be sent: Sent and Done are

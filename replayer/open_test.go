@@ -1,9 +1,16 @@
 package replayer
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -229,5 +236,159 @@ func TestSpeedNeedsRecordedTimes(t *testing.T) {
 	_, err := r.Run(context.Background(), LoadPlan{Speed: 1}, &sink{})
 	if err == nil || !strings.Contains(err.Error(), "no start times") {
 		t.Errorf("err = %v, want one about missing start times", err)
+	}
+}
+
+// TestOpenIdleConnectionsClosedByServer: a server that closes idle
+// keep-alive connections long before the next request (IdleTimeout 20ms,
+// a request every 250ms) makes no request fail, POSTs included: an idle
+// worker sees the close and does not send on the dead connection.
+func TestOpenIdleConnectionsClosedByServer(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		io.WriteString(w, "ok")
+	}))
+	srv.Config.IdleTimeout = 20 * time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	ex := exchanges(1)
+	ex[0].Method = "POST"
+	ex[0].RequestBody = []byte(`{"a":1}`)
+	r := newReplayer(t, Config{Target: srv.URL, Exchanges: ex})
+	var s sink
+	if _, err := r.Run(context.Background(), LoadPlan{Rate: Rate{Count: 4, Per: time.Second}, Iterations: 5}, &s); err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range s.all() {
+		if x.Error != "" || x.Status != 200 {
+			t.Errorf("POST %d: %d %q", i, x.Status, x.Error)
+		}
+	}
+	if hits.Load() != 5 {
+		t.Errorf("server saw %d POSTs, want 5", hits.Load())
+	}
+}
+
+// TestOpenLargeBodiesArriveWhole sends bodies larger than a socket buffer
+// takes at once: each arrives whole, and gets its response.
+func TestOpenLargeBodiesArriveWhole(t *testing.T) {
+	const size = 8 << 20
+	var mu sync.Mutex
+	var got []int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		got = append(got, n)
+		mu.Unlock()
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	ex := exchanges(1)
+	ex[0].Method = "POST"
+	ex[0].RequestBody = bytes.Repeat([]byte("x"), size)
+	r := newReplayer(t, Config{Target: srv.URL, Exchanges: ex})
+	var s sink
+	if _, err := r.Run(context.Background(), LoadPlan{Rate: Rate{Count: 20, Per: time.Second}, Iterations: 5}, &s); err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range s.all() {
+		if x.Error != "" || x.Status != 200 {
+			t.Errorf("POST %d: %d %q", i, x.Status, x.Error)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 5 {
+		t.Fatalf("server saw %d POSTs, want 5", len(got))
+	}
+	for i, n := range got {
+		if n != size {
+			t.Errorf("POST %d: body of %d bytes arrived, want %d", i, n, size)
+		}
+	}
+}
+
+// TestOpenCanceledRunDropsCutRequests: canceling an open-model run with
+// requests in flight returns promptly, without their results.
+func TestOpenCanceledRunDropsCutRequests(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	tg := newTarget(t, nil)
+	tg.holdCtx = func(rctx context.Context) {
+		cancel()
+		<-rctx.Done()
+	}
+	r := newReplayer(t, Config{Target: tg.URL, Exchanges: exchanges(3)})
+	var s sink
+	start := time.Now()
+	_, err := r.Run(ctx, LoadPlan{Rate: Rate{Count: 100, Per: time.Second}, Duration: time.Minute}, &s)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("Run returned %s after the cancellation", el)
+	}
+	if n := len(s.all()); n != 0 {
+		t.Errorf("%d results from requests cut by the cancellation; want none", n)
+	}
+}
+
+// TestOpenConnectionsCarryOverBetweenSlices: the connection of one slice's
+// worker serves the next slice (one worker at most: MaxInFlight 1).
+func TestOpenConnectionsCarryOverBetweenSlices(t *testing.T) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	r := newReplayer(t, Config{Target: srv.URL, Exchanges: exchanges(2), MaxInFlight: 1})
+	for slice := 1; slice <= 3; slice++ {
+		var s sink
+		if _, err := r.Run(context.Background(), LoadPlan{Slice: slice, Rate: Rate{Count: 50, Per: time.Second}, Iterations: 5}, &s); err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range s.all() {
+			if x.Error != "" || x.Status != 200 {
+				t.Fatalf("slice %d: %d %q", slice, x.Status, x.Error)
+			}
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections for 3 slices of one worker; want 1, kept between slices", n)
+	}
+}
+
+// TestOpenIdleLongerThanTheTimeout: a connection idle for longer than the
+// request timeout (whose deadline it still carries) is kept, not dropped.
+func TestOpenIdleLongerThanTheTimeout(t *testing.T) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	r := newReplayer(t, Config{Target: srv.URL, Exchanges: exchanges(1), Timeout: 250 * time.Millisecond, MaxInFlight: 1})
+	var s sink
+	if _, err := r.Run(context.Background(), LoadPlan{Rate: Rate{Count: 2, Per: time.Second}, Iterations: 3}, &s); err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range s.all() {
+		if x.Error != "" || x.Status != 200 {
+			t.Errorf("request %d: %d %q", i, x.Status, x.Error)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections for 3 requests 500ms apart; want 1", n)
 	}
 }

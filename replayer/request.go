@@ -187,6 +187,33 @@ func (r *Replayer) send(ctx context.Context, c *conn, t *template, res *snapshot
 // sendAs is send, telling the SQL counter about the request only when
 // counting (a warm-up request's statements belong to no request).
 func (r *Replayer) sendAs(ctx context.Context, c *conn, t *template, res *snapshots.Result, counting bool) (canceled bool) {
+	out := r.begin(t, res, counting)
+	var err error
+	if r.raw {
+		res.Sent = time.Now()
+		res.Status, res.Bytes, err = c.roundTrip(ctx, r.addr, &t.h1, out.tp, res.Sent.Add(r.timeout))
+		res.Done = time.Now()
+	} else {
+		res.Status, res.Bytes, err = r.sendNetHTTP(ctx, t, out.tp, res)
+	}
+	return r.end(ctx, out, err)
+}
+
+// outgoing is a request between begin and end; the open model's scheduler
+// begins a request and writes it, its worker reads the response and ends
+// it.
+type outgoing struct {
+	res      *snapshots.Result
+	tp       string // traceparent
+	id       int64  // for the SQL counter
+	counting bool
+	w        window
+}
+
+// begin fills res for t (everything but Phase, Slice, Intended, Sent, Done
+// and the response) and, when counting, tells the SQL counter that the
+// request starts.
+func (r *Replayer) begin(t *template, res *snapshots.Result, counting bool) outgoing {
 	tp, traceID, id := newTraceparent()
 	res.ExchangeID = t.id
 	res.Endpoint = t.endpoint
@@ -194,23 +221,23 @@ func (r *Replayer) sendAs(ctx context.Context, c *conn, t *template, res *snapsh
 	res.URL = t.uri
 	res.RecordedStatus = t.status
 	res.TraceID = traceID
-
-	var w window
+	out := outgoing{res: res, tp: tp, id: id, counting: counting}
 	if counting {
-		w = r.alone.begin()
+		out.w = r.alone.begin()
 		r.cfg.SQL.Begin(id, traceID)
 	}
-	var err error
-	if r.raw {
-		res.Sent = time.Now()
-		res.Status, res.Bytes, err = c.roundTrip(ctx, r.addr, &t.h1, tp, res.Sent.Add(r.timeout))
-		res.Done = time.Now()
-	} else {
-		res.Status, res.Bytes, err = r.sendNetHTTP(ctx, t, tp, res)
-	}
-	if counting {
-		alone := r.alone.end(w)
-		res.SQL = r.cfg.SQL.End(id)
+	return out
+}
+
+// end closes a request that ended with err: it collects its SQL when
+// counting and sets its error. It reports whether the run's own
+// cancellation cut the request short, in which case the result is not a
+// measurement.
+func (r *Replayer) end(ctx context.Context, out outgoing, err error) (canceled bool) {
+	res := out.res
+	if out.counting {
+		alone := r.alone.end(out.w)
+		res.SQL = r.cfg.SQL.End(out.id)
 		res.SQLCounted = alone || r.cfg.SQLTraced
 	}
 	if err != nil {

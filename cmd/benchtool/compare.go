@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -43,13 +42,18 @@ type measurement struct {
 	wall     time.Duration
 	err      error
 	note     string
+	open     openFigures // open model only
 }
 
 // compareOptions are compare's flags.
 type compareOptions struct {
-	conc, rate, rounds             int
-	dur                            time.Duration
-	wrk, hey, vegeta, replay, only string
+	conc, rate, rounds                    int
+	dur                                   time.Duration
+	wrk, hey, vegeta, replay, only, model string
+	// baseline is a second replay binary (a build of an earlier commit) run
+	// in the open model beside replay, for before/after figures from the
+	// same session.
+	baseline string
 }
 
 // parseCompare parses compare's flags.
@@ -65,7 +69,15 @@ func parseCompare(args []string) (compareOptions, error) {
 	fs.StringVar(&o.vegeta, "vegeta", "vegeta", "vegeta binary ('' skips)")
 	fs.StringVar(&o.replay, "replay", "", "replay binary (built from ./cmd/replay; '' skips replay run)")
 	fs.StringVar(&o.only, "only", "", "comma-separated generator names to run (default all)")
-	return o, fs.Parse(args)
+	fs.StringVar(&o.baseline, "baseline", "", "a second replay binary (say, the previous commit's build) run in the open model beside -replay ('' skips)")
+	fs.StringVar(&o.model, "model", "", "run only the generators of this model: closed or open (default both)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.model != "" && o.model != "closed" && o.model != "open" {
+		return o, fmt.Errorf("-model %q: want closed or open", o.model)
+	}
+	return o, nil
 }
 
 // compare runs every generator against one target for o.rounds rounds and
@@ -91,7 +103,7 @@ func compare(args []string) error {
 		return err
 	}
 	snap := filepath.Join(dir, "bench.snap")
-	if o.replay != "" {
+	if o.replay != "" || o.baseline != "" {
 		if err := writeSnapshot(snap); err != nil {
 			return err
 		}
@@ -108,7 +120,10 @@ func compare(args []string) error {
 			}
 		}
 	}
-	return printTable(o, tableRows(o, gens, results, notes))
+	if err := printTable(o, tableRows(o, gens, results, notes)); err != nil {
+		return err
+	}
+	return printOpenTable(os.Stdout, o, gens, results)
 }
 
 // generators lists the command lines compare runs against url, leaving out
@@ -125,6 +140,9 @@ func generators(o compareOptions, url, self, snap string) []generator {
 		if o.only != "" && !contains(strings.Split(o.only, ","), g.name) {
 			return
 		}
+		if o.model != "" && g.model != o.model {
+			return
+		}
 		gens = append(gens, g)
 	}
 	add(generator{name: "wrk", model: "closed", argv: []string{o.wrk, "-t2", "-c" + c, "-d" + secs + "s", url}}, o.wrk)
@@ -136,7 +154,9 @@ func generators(o compareOptions, url, self, snap string) []generator {
 	if o.rate > 0 {
 		r := strconv.Itoa(o.rate)
 		add(generator{name: "vegeta", model: "open", argv: []string{o.vegeta, "attack", "-rate=" + r + "/s", "-duration=" + d, "-output=VEGETAOUT"}, stdin: "GET " + url + "\n", vegeta: o.vegeta}, o.vegeta)
-		add(generator{name: "replay run", model: "open", argv: []string{o.replay, "run", "--snapshot", snap, "--target", base, "--rate", r + "/s", "--duration", d, "--format", "json", "--out", "RUNFILE"}}, o.replay)
+		for _, b := range []struct{ name, bin string }{{"replay baseline", o.baseline}, {"replay run", o.replay}} {
+			add(generator{name: b.name, model: "open", argv: []string{b.bin, "run", "--snapshot", snap, "--target", base, "--rate", r + "/s", "--duration", d, "--format", "json", "--out", "RUNFILE"}}, b.bin)
+		}
 	}
 	return gens
 }
@@ -161,14 +181,39 @@ func runRound(g generator, i, round int, dir string, served *atomic.Int64) measu
 	before := served.Load()
 	m := runGenerator(g)
 	m.requests = served.Load() - before
-	if g.run != "" && m.err == nil {
-		m.note = runLatency(g.run)
+	if m.err == nil {
+		m.open, m.note = latencies(g, vout)
 	}
-	if g.vegeta != "" && m.err == nil {
-		m.note = vegetaLatency(g.vegeta, vout)
+	perReq := 0.0
+	if m.requests > 0 {
+		perReq = float64(m.cpu.Microseconds()) / float64(m.requests)
 	}
-	fmt.Fprintf(os.Stderr, "round %d: %-20s %-6s %8d requests  %6.2fs CPU  %v\n", round+1, g.name, g.model, m.requests, m.cpu.Seconds(), errText(m.err))
+	fmt.Fprintf(os.Stderr, "round %d: %-20s %-6s %8d requests  %6.2fs CPU  %6.1f µs/req  %v\n", round+1, g.name, g.model, m.requests, m.cpu.Seconds(), perReq, errText(m.err))
+	if m.open.ok {
+		fmt.Fprintf(os.Stderr, "         %s\n", m.open.line())
+	}
 	return m
+}
+
+// latencies reads the latencies of g's run: an open-model run's figures, or
+// a closed-model replay run's summary as a note.
+func latencies(g generator, vout string) (openFigures, string) {
+	var f openFigures
+	var err error
+	switch {
+	case g.model == "open" && g.run != "":
+		f, err = replayOpenFigures(g.run)
+	case g.model == "open" && g.vegeta != "":
+		f, err = vegetaOpenFigures(g.vegeta, vout)
+	case g.run != "":
+		return f, runLatency(g.run)
+	default:
+		return f, ""
+	}
+	if err != nil {
+		return f, err.Error()
+	}
+	return f, f.line()
 }
 
 // tableRow is one generator's medians over the rounds.
@@ -179,7 +224,7 @@ type tableRow struct {
 	note    string
 }
 
-// tableRows takes each generator's medians; an open-model note leads with the
+// tableRows takes each generator's medians; an open-model note gives the
 // share of the asked rate achieved.
 func tableRows(o compareOptions, gens []generator, results [][]measurement, notes []string) []tableRow {
 	var rows []tableRow
@@ -195,7 +240,9 @@ func tableRows(o compareOptions, gens []generator, results [][]measurement, note
 		})
 		note := notes[i]
 		if g.model == "open" {
-			note = strings.TrimSuffix(fmt.Sprintf("%.1f%% of %d/s; %s", 100*rps/float64(o.rate), o.rate, note), "; ")
+			// The latencies of every round, and their medians, follow the
+			// table (printOpenTable).
+			note = fmt.Sprintf("%.1f%% of %d/s (latencies below)", 100*rps/float64(o.rate), o.rate)
 		}
 		rows = append(rows, tableRow{g, rps, cpu, eff, note})
 	}
@@ -278,26 +325,6 @@ func runLatency(path string) string {
 	o := s.Overall
 	return fmt.Sprintf("latency p50 %.2fms p99 %.2fms; service time p50 %.2fms p99 %.2fms; failed %d",
 		o.Latency.P50, o.Latency.P99, o.ServiceTime.P50, o.ServiceTime.P99, o.Failed)
-}
-
-// vegetaLatency reads vegeta's results file with `vegeta report`.
-func vegetaLatency(vegeta, path string) string {
-	out, err := exec.Command(vegeta, "report", "-type=json", path).Output()
-	if err != nil {
-		return "vegeta report: " + err.Error()
-	}
-	var rep struct {
-		Latencies struct {
-			P50 float64 `json:"50th"`
-			P99 float64 `json:"99th"`
-		} `json:"latencies"`
-		Success float64 `json:"success"`
-	}
-	if err := json.Unmarshal(out, &rep); err != nil {
-		return "vegeta report: " + err.Error()
-	}
-	return fmt.Sprintf("latency (from its actual send) p50 %.2fms p99 %.2fms; success %.1f%%",
-		rep.Latencies.P50/1e6, rep.Latencies.P99/1e6, 100*rep.Success)
 }
 
 func writeSnapshot(path string) error {
