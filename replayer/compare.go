@@ -87,9 +87,8 @@ type ComparePlan struct {
 	// the smaller throughput (0.5: half of it), so that both builds get the
 	// same requests at the same times, neither near its capacity, and a
 	// slow endpoint of one build cannot hold the load back from its other
-	// endpoints. Load must be the closed model; each warmup lasts at least
-	// MinCalibration. (Sequential, the baseline's warmup alone sets the
-	// rate.)
+	// endpoints. Load must be the closed model, and the comparison
+	// interleaved; each warmup lasts at least MinCalibration.
 	Calibrate float64
 	// MaxDuration, when longer than Load.Duration, lets an interleaved
 	// comparison run until it knows: after the first Slices pairs, Look is
@@ -195,7 +194,7 @@ func Compare(ctx context.Context, plan ComparePlan, base, cand Side) (CompareSta
 			if err := plan.prepare(ctx, s); err != nil {
 				return st, err
 			}
-			if err := plan.warmupSide(ctx, s, i == 0, &st); err != nil {
+			if err := plan.warmup(ctx, s); err != nil {
 				return st, err
 			}
 			if err := plan.reset(ctx, s.Name, ResetLoad); err != nil {

@@ -27,6 +27,8 @@ func (plan ComparePlan) validateSequential() error {
 		return planError(FieldMaxDuration, "", fmt.Sprint(plan.LookEvery), "look interval is negative")
 	case plan.Calibrate < 0 || plan.Calibrate > 1:
 		return planError(FieldCalibrate, "", fmt.Sprint(plan.Calibrate), "is not a fraction between 0 and 1")
+	case plan.Calibrate > 0 && plan.Sequential:
+		return planError(FieldCalibrate, "", fmt.Sprint(plan.Calibrate), "needs an interleaved comparison: separate runs at a fixed rate drift apart")
 	case plan.Calibrate > 0 && plan.Load.Model() != "closed":
 		return planError(FieldCalibrate, FieldRate, "", "conflict: a calibrated load finds its own rate from the closed model's VUs")
 	}
@@ -50,20 +52,6 @@ func (plan *ComparePlan) warmups(ctx context.Context, sides [2]Side, st *Compare
 		if err := plan.calibrate(ctx, s, st); err != nil {
 			return err
 		}
-	}
-	st.Rate = calibratedRate(st.Throughput * plan.Calibrate)
-	plan.Load.Rate, plan.Load.VUs = st.Rate, 0
-	return nil
-}
-
-// warmupSide warms up one side of a sequential comparison; with Calibrate,
-// the baseline's warmup alone sets the rate of both.
-func (plan *ComparePlan) warmupSide(ctx context.Context, s Side, baseline bool, st *CompareStats) error {
-	if !baseline || plan.Calibrate <= 0 || st.Rate.Count > 0 {
-		return plan.warmup(ctx, s)
-	}
-	if err := plan.calibrate(ctx, s, st); err != nil {
-		return err
 	}
 	st.Rate = calibratedRate(st.Throughput * plan.Calibrate)
 	plan.Load.Rate, plan.Load.VUs = st.Rate, 0

@@ -148,7 +148,7 @@ func (opts *compareOptions) comparePlan(explain int) (replayer.ComparePlan, erro
 		return replayer.ComparePlan{}, usagef("compare: --slices %d cuts --duration %s into slices shorter than 50ms; give fewer slices or a longer duration", opts.slices, opts.duration)
 	}
 	plan := replayer.ComparePlan{Load: p, Slices: opts.slices, Sequential: opts.sequential, Explain: explain, Warmup: opts.warmup, MaxDuration: opts.maxDur}
-	if opts.rate == "" && !opts.changedFlag("vus") {
+	if opts.rate == "" && !opts.changedFlag("vus") && !opts.sequential {
 		plan.Calibrate = session.DefaultCalibrate
 	}
 	return plan, planUsage("compare", plan.Validate(), compareFlagNames)
