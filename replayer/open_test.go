@@ -333,9 +333,10 @@ func TestOpenCanceledRunDropsCutRequests(t *testing.T) {
 	}
 }
 
-// TestOpenConnectionsCarryOverBetweenSlices: the connection of one slice's
-// worker serves the next slice (one worker at most: MaxInFlight 1).
-func TestOpenConnectionsCarryOverBetweenSlices(t *testing.T) {
+// countingServer is a target answering "ok" that counts the connections
+// it accepts.
+func countingServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
 	var conns atomic.Int64
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "ok")
@@ -346,7 +347,14 @@ func TestOpenConnectionsCarryOverBetweenSlices(t *testing.T) {
 		}
 	}
 	srv.Start()
-	defer srv.Close()
+	t.Cleanup(srv.Close)
+	return srv, &conns
+}
+
+// TestOpenConnectionsCarryOverBetweenSlices: the connection of one slice's
+// worker serves the next slice (one worker at most: MaxInFlight 1).
+func TestOpenConnectionsCarryOverBetweenSlices(t *testing.T) {
+	srv, conns := countingServer(t)
 	r := newReplayer(t, Config{Target: srv.URL, Exchanges: exchanges(2), MaxInFlight: 1})
 	for slice := 1; slice <= 3; slice++ {
 		var s sink
@@ -367,17 +375,7 @@ func TestOpenConnectionsCarryOverBetweenSlices(t *testing.T) {
 // TestOpenIdleLongerThanTheTimeout: a connection idle for longer than the
 // request timeout (whose deadline it still carries) is kept, not dropped.
 func TestOpenIdleLongerThanTheTimeout(t *testing.T) {
-	var conns atomic.Int64
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, "ok")
-	}))
-	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
-		if st == http.StateNew {
-			conns.Add(1)
-		}
-	}
-	srv.Start()
-	defer srv.Close()
+	srv, conns := countingServer(t)
 	r := newReplayer(t, Config{Target: srv.URL, Exchanges: exchanges(1), Timeout: 250 * time.Millisecond, MaxInFlight: 1})
 	var s sink
 	if _, err := r.Run(context.Background(), LoadPlan{Rate: Rate{Count: 2, Per: time.Second}, Iterations: 3}, &s); err != nil {
