@@ -79,5 +79,5 @@ func confidenceText(c *analyzer.Comparison) string {
 		return analyzer.FormatCount(100*c.Options.Confidence) + "%"
 	}
 	return fmt.Sprintf("%s%% over %d look%s (%s%% at the last)", analyzer.FormatCount(100*(1-d.Alpha)), d.Looks,
-		map[bool]string{true: "", false: "s"}[d.Looks == 1], strconv.FormatFloat(100*c.Options.Confidence, 'f', -1, 64))
+		map[bool]string{true: "", false: "s"}[d.Looks == 1], strconv.FormatFloat(100*c.Options.Confidence, 'g', 4, 64))
 }

@@ -117,9 +117,9 @@ func (l *looker) settings(s map[string]string, maxDuration time.Duration) {
 	s[report.SettingLooks] = strconv.Itoa(l.looks)
 	s[report.SettingRan] = l.ran.String()
 	put(s, report.SettingStopped, l.stopped)
-	s[report.SettingConfidence] = strconv.FormatFloat(l.opts.Confidence, 'g', 6, 64)
+	s[report.SettingConfidence] = strconv.FormatFloat(l.opts.Confidence, 'g', -1, 64)
 	s[report.SettingResamples] = strconv.Itoa(l.opts.Resamples)
-	s[report.SettingAlpha] = strconv.FormatFloat(l.alpha, 'g', 6, 64)
+	s[report.SettingAlpha] = strconv.FormatFloat(l.alpha, 'g', -1, 64)
 }
 
 // syncRun waits until the side's run file holds every result added so far

@@ -225,8 +225,16 @@ func TestCompareEndToEnd(t *testing.T) {
 				t.Errorf("%s: %d + %d failed requests", e.Endpoint, e.BaseStats.Failed, e.CandStats.Failed)
 			}
 			if e.Endpoint != "GET /orders" {
-				if e.Verdict == "regression" {
-					t.Errorf("%s: regression (%s), want unchanged or inconclusive", e.Endpoint, e.Explanation)
+				// The other endpoints share the database with the N+1's 50
+				// extra statements per GET /orders: under the fair load
+				// their latency may rise with it on a loaded machine (race
+				// detector, CI), which is real; but no SQL evidence of their
+				// own, and no improvement.
+				switch {
+				case e.Verdict == "improvement" || e.Verdict == "regression" && e.Cause != "app":
+					t.Errorf("%s: %s (%s: %s), want unchanged, inconclusive, or a slowdown in the app", e.Endpoint, e.Verdict, e.Cause, e.Explanation)
+				case e.Verdict == "regression":
+					t.Logf("%s: slower beside the N+1: %s", e.Endpoint, e.Explanation)
 				}
 				continue
 			}
