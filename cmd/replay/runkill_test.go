@@ -156,25 +156,34 @@ func TestRunUpstreamKilledMidRun(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.run")
 	code, stdout, stderr := replayRun(t, "--snapshot", snap, "--out", out, "--cmd", bin, "--env", "UPSTREAM="+up.URL+"/data",
 		"--mock", svc, "--on-miss", "passthrough", "--ca-dir", filepath.Join(t.TempDir(), "ca"), "--explain", "0", "--iterations", "20")
+	failedAfterFive(t, code, stdout, stderr, out, "502 Bad Gateway", "upstream unreachable",
+		"upstream unreachable: 55 upstream calls the mock passed through got no answer from the real upstream")
+	wantLines(t, stdout, "had no recorded answer and went to the real upstream (--on-miss passthrough).")
+	if strings.Contains(stdout, "mock misses") || strings.Contains(stdout, "could not answer") || strings.Contains(stdout, "record a fresh snapshot") {
+		t.Errorf("stdout blames the mock's misses, which it passed through:\n%s", stdout)
+	}
+}
+
+// failedAfterFive checks a run of 60 requests whose first 5 were answered
+// and the other 55 failed with status (answered 5xx) for the named cause:
+// FAILED with exit 99, the same verdict from report RUN, the 5xx answers and
+// the cause, with its line, in the text and the JSON.
+func failedAfterFive(t *testing.T, code int, stdout, stderr, out, status, cause, causeLine string) {
+	t.Helper()
 	if code != exitRegression {
 		t.Fatalf("exit %d; want %d\nstdout:\n%s\nstderr:\n%s", code, exitRegression, stdout, stderr)
 	}
 	d := reportedAgain(t, out, stdout)
 	if d.Failed != 55 {
-		t.Errorf("%d failed; want 55 (5 of 60 answered before the upstream went down)", d.Failed)
+		t.Errorf("%d failed; want 55 (5 of 60 answered before %s)", d.Failed, cause)
 	}
 	wantLines(t, stdout, "Result: FAILED · success rate 8.3% (55 of 60 failed) · 91.7% of requests failed (at most 1% may)",
-		"\n  5xx answers ×55 (502 Bad Gateway ×55)\n",
-		"\n  upstream unreachable: 55 upstream calls the mock passed through got no answer from the real upstream\n")
-	wantLines(t, stdout, "had no recorded answer and went to the real upstream (--on-miss passthrough).")
-	if strings.Contains(stdout, "mock misses") || strings.Contains(stdout, "could not answer") || strings.Contains(stdout, "record a fresh snapshot") {
-		t.Errorf("stdout blames the mock's misses, which it passed through:\n%s", stdout)
-	}
-	if n, detail := d.cause("5xx answers"); n != 55 || detail != "502 Bad Gateway ×55" {
+		"\n  5xx answers ×55 ("+status+" ×55)\n", "\n  "+causeLine+"\n")
+	if n, detail := d.cause("5xx answers"); n != 55 || detail != status+" ×55" {
 		t.Errorf("JSON cause: 5xx answers ×%d (%s)", n, detail)
 	}
-	if n, _ := d.cause("upstream unreachable"); n != 55 {
-		t.Errorf("JSON cause: upstream unreachable ×%d; want 55", n)
+	if n, _ := d.cause(cause); n != 55 {
+		t.Errorf("JSON cause: %s ×%d; want 55", cause, n)
 	}
 }
 
@@ -204,22 +213,8 @@ func TestRunDatabaseKilledMidRun(t *testing.T) {
 	code, stdout, stderr := replayRun(t, "--snapshot", snap, "--out", out, "--cmd", bin,
 		"--env", "DB=query", "--env", "DB_USER="+db.User, "--env", "UPSTREAM="+tick.URL,
 		"--postgres", "127.0.0.1:0="+db.Addr(), "--explain", "0", "--iterations", "20")
-	if code != exitRegression {
-		t.Fatalf("exit %d; want %d\nstdout:\n%s\nstderr:\n%s", code, exitRegression, stdout, stderr)
-	}
-	d := reportedAgain(t, out, stdout)
-	if d.Failed != 55 {
-		t.Errorf("%d failed; want 55 (5 of 60 answered before the database went down)", d.Failed)
-	}
-	wantLines(t, stdout, "Result: FAILED · success rate 8.3% (55 of 60 failed) · 91.7% of requests failed (at most 1% may)",
-		"\n  5xx answers ×55 (500 Internal Server Error ×55)\n",
-		"\n  database unreachable: the SQL counter could not connect to the database 55 times\n")
-	if n, detail := d.cause("5xx answers"); n != 55 || detail != "500 Internal Server Error ×55" {
-		t.Errorf("JSON cause: 5xx answers ×%d (%s)", n, detail)
-	}
-	if n, _ := d.cause("database unreachable"); n != 55 {
-		t.Errorf("JSON cause: database unreachable ×%d; want 55", n)
-	}
+	failedAfterFive(t, code, stdout, stderr, out, "500 Internal Server Error", "database unreachable",
+		"database unreachable: the SQL counter could not connect to the database 55 times")
 	run, err := snapshots.OpenRun(out)
 	if err != nil {
 		t.Fatal(err)
