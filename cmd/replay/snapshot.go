@@ -35,10 +35,6 @@ HAR files from Chrome and Firefox import as inbound exchanges.`,
 		},
 	}
 	cmd.AddCommand(newCmdSnapshotExport(s), newCmdSnapshotImport(s))
-	for _, c := range cmd.Commands() {
-		c.SilenceUsage = true
-		c.SilenceErrors = true
-	}
 	return cmd
 }
 
@@ -111,12 +107,12 @@ type importOptions struct {
 	endpoints []string
 	by        []string // --endpoint-by
 	direction string
-	stdin     io.Reader
-	stdout    io.Writer
+	stdin          io.Reader
+	stdout, stderr io.Writer
 }
 
 func newCmdSnapshotImport(s streams) *cobra.Command {
-	opts := &importOptions{stdin: s.in, stdout: s.out}
+	opts := &importOptions{stdin: s.in, stdout: s.out, stderr: s.err}
 	cmd := &cobra.Command{
 		Use:   "import FILE --format jsonl|har --out SNAP [--endpoint RULE]... [--endpoint-by json:$.PATH]... [--direction inbound|outbound]",
 		Short: "Create a snapshot from JSON Lines or a HAR file",
@@ -186,12 +182,14 @@ func importRun(ctx context.Context, opts *importOptions) error {
 	if err != nil {
 		return err
 	}
-	err = snapshots.Import(ctx, in, w, snapshots.Format(opts.format), snapshots.HAROptions{Direction: snapshots.Direction(opts.direction)})
+	rejected := 0
+	err = snapshots.Import(ctx, in, w, snapshots.Format(opts.format), snapshots.ImportOptions{Direction: snapshots.Direction(opts.direction),
+		Rejected: func(r *snapshots.Rejected) { rejected++; fmt.Fprintf(opts.stderr, "replay snapshot import: %s; skipped\n", r) }})
 	if err := w.CloseOrRemove(err); err != nil {
 		return fmt.Errorf("snapshot import %s: %w", opts.input, err)
 	}
 	st := w.Stats()
-	fmt.Fprintf(opts.stdout, "imported %d exchanges (%d inbound, %d outbound) and %d SQL statements into %s\n",
-		st.InboundRecorded+st.OutboundRecorded, st.InboundRecorded, st.OutboundRecorded, st.Statements, opts.out)
+	fmt.Fprintf(opts.stdout, "imported %d exchanges (%d inbound, %d outbound) and %d SQL statements into %s; %d entries rejected\n",
+		st.InboundRecorded+st.OutboundRecorded, st.InboundRecorded, st.OutboundRecorded, st.Statements, opts.out, rejected)
 	return nil
 }
