@@ -3,6 +3,7 @@ package snapshots
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 )
 
@@ -28,6 +29,21 @@ func (r *Rejected) String() string {
 		return fmt.Sprintf("%s %d (line %d): %s", r.What, r.N, r.Line, r.Reason)
 	}
 	return fmt.Sprintf("%s %d: %s", r.What, r.N, r.Reason)
+}
+
+// RejectLog writes each rejected entry on a line of W, "PREFIX entry 17
+// (line 18): status 99999 out of range 100–599; skipped", and counts them
+// (N); its Add is an ImportOptions.Rejected.
+type RejectLog struct {
+	W      io.Writer
+	Prefix string
+	N      int
+}
+
+// Add writes r and counts it.
+func (l *RejectLog) Add(r *Rejected) {
+	l.N++
+	fmt.Fprintf(l.W, "%s%s; skipped\n", l.Prefix, r)
 }
 
 // ErrNothingImported is wrapped by the imports when a file gave no

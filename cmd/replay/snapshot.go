@@ -107,8 +107,9 @@ type importOptions struct {
 	endpoints []string
 	by        []string // --endpoint-by
 	direction string
-	stdin          io.Reader
-	stdout, stderr io.Writer
+	stdin     io.Reader
+	stdout    io.Writer
+	stderr    io.Writer
 }
 
 func newCmdSnapshotImport(s streams) *cobra.Command {
@@ -182,14 +183,13 @@ func importRun(ctx context.Context, opts *importOptions) error {
 	if err != nil {
 		return err
 	}
-	rejected := 0
-	err = snapshots.Import(ctx, in, w, snapshots.Format(opts.format), snapshots.ImportOptions{Direction: snapshots.Direction(opts.direction),
-		Rejected: func(r *snapshots.Rejected) { rejected++; fmt.Fprintf(opts.stderr, "replay snapshot import: %s; skipped\n", r) }})
+	rejects := &snapshots.RejectLog{W: opts.stderr, Prefix: "replay snapshot import: "}
+	err = snapshots.Import(ctx, in, w, snapshots.Format(opts.format), snapshots.ImportOptions{Direction: snapshots.Direction(opts.direction), Rejected: rejects.Add})
 	if err := w.CloseOrRemove(err); err != nil {
 		return fmt.Errorf("snapshot import %s: %w", opts.input, err)
 	}
 	st := w.Stats()
 	fmt.Fprintf(opts.stdout, "imported %d exchanges (%d inbound, %d outbound) and %d SQL statements into %s; %d entries rejected\n",
-		st.InboundRecorded+st.OutboundRecorded, st.InboundRecorded, st.OutboundRecorded, st.Statements, opts.out, rejected)
+		st.InboundRecorded+st.OutboundRecorded, st.InboundRecorded, st.OutboundRecorded, st.Statements, opts.out, rejects.N)
 	return nil
 }
