@@ -169,6 +169,12 @@ func TestReplayTruncatedRequests(t *testing.T) {
 	if got := run.Info().Truncated; len(got) != 1 || got["POST /upload"] != 3 {
 		t.Errorf("run file's truncated counts %v; want POST /upload: 3", got)
 	}
+	code, stdout, stderr = replayCompare(t, "--snapshot", snap, "--baseline-url", app.URL, "--candidate-url", app.URL, "--endpoint", "POST /upload",
+		"--allow-truncated", "--duration", "1s", "--warmup", "0s", "--vus", "1", "--format", "json", "--out", filepath.Join(dir, "cmp2"))
+	if code == exitError || code == exitUsage || !strings.Contains(stdout, `"notes": [`) || !strings.Contains(stdout, want) {
+		t.Errorf("compare --allow-truncated: exit %d, notes lack %q:\n%s%s", code, want, stdout, stderr)
+	}
+	app.takeUploads()
 	for _, f := range []string{"json", "markdown"} {
 		code, stdout, stderr := run1(t, "report", r2, "--format", f)
 		if code != 0 || !strings.Contains(stdout, want) {
