@@ -19,8 +19,11 @@ import (
 // exchanges (ImportHARWith can make them outbound) of the service named by the URL's host and port (80 or 443 by
 // default); browsers store bodies decoded, so their Content-Encoding and
 // Content-Length headers are dropped with the HTTP/2 pseudo-headers, and
-// entries that are not HTTP (data:, blob:, chrome-extension:) are skipped.
-// The file is read as a stream, an entry at a time.
+// entries a browser loads without the network (data:, blob:,
+// chrome-extension:) are skipped. An entry that breaks the rules (see
+// ImportJSONL; its URL must be http or https) is skipped too, told to
+// ImportOptions.Rejected; a file of which nothing imports is an error
+// (ErrNothingImported). The file is read as a stream, an entry at a time.
 func ImportHAR(ctx context.Context, r io.Reader, w *Writer) error {
 	return ImportHARWith(ctx, r, w, HAROptions{})
 }
