@@ -239,3 +239,43 @@ func TestMockTruncatedResponse(t *testing.T) {
 		}
 	}
 }
+
+// TestRunMockTruncatedResponse: a run's mock refuses a recorded response
+// cut at recording, or serves it with --allow-truncated; the run file's
+// wiring counts the calls and the report says which.
+func TestRunMockTruncatedResponse(t *testing.T) {
+	dir := t.TempDir()
+	snap, app := recordTruncated(t, dir)
+	for i, allow := range []bool{false, true} {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		mockAddr := l.Addr().String()
+		l.Close()
+		proxyURL, _ := url.Parse("http://" + mockAddr)
+		app.mu.Lock()
+		app.client = &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL)}, Timeout: 30 * time.Second}
+		app.mu.Unlock()
+		out := filepath.Join(dir, fmt.Sprintf("mock%d.run", i))
+		args := []string{"--snapshot", snap, "--target", app.URL, "--out", out, "--endpoint", "GET /report", "--iterations", "2",
+			"--mock", "reports.test:80", "--mock-listen", mockAddr, "--ca-dir", filepath.Join(dir, "ca")}
+		want := "Mock: 2 upstream calls were refused (502): the recorded response body was cut at recording; record again with a larger --body-limit, or pass --allow-truncated."
+		if allow {
+			args = append(args, "--allow-truncated")
+			want = "Mock: 2 upstream calls were served a recorded response body cut at recording (--allow-truncated)."
+		}
+		code, stdout, stderr := replayRun(t, args...)
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("allow %v: exit %d, report lacks %q:\n%s%s", allow, code, want, stdout, stderr)
+		}
+		run, err := snapshots.OpenRun(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := run.Info().Wiring; w == nil || w.MockTruncated != 2 || w.MockTruncatedServed != allow {
+			t.Errorf("allow %v: run file's wiring %+v; want 2 truncated calls, served %v", allow, w, allow)
+		}
+		run.Close()
+	}
+}
