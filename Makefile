@@ -20,7 +20,7 @@ test:
 
 # Every fuzz target for 2 s (docs/fuzzing.md); scripts/fuzz runs them longer.
 fuzz-short:
-	./scripts/fuzz -t 2s -j 1 -p 2
+	./scripts/fuzz -t 2s -j 2 -p 1
 
 test-short:
 	$(GO) test -short -timeout 10m $(PKGS)
