@@ -103,11 +103,12 @@ func FuzzPcapHTTP(f *testing.F) {
 			t.Fatalf("%d complete exchanges from a server stream with %d status lines", st.Exchanges-st.Incomplete, n)
 		}
 		var reqBytes, resBytes int64
-		for i, e := range sink.sorted() {
+		sorted := sink.sorted()
+		for i, e := range sorted {
 			if e.ID != int64(i+1) {
 				t.Fatalf("exchange IDs %d…: a request was skipped or written twice", e.ID)
 			}
-			if i > 0 && e.Start.Before(sink.sorted()[i-1].Start) {
+			if i > 0 && e.Start.Before(sorted[i-1].Start) {
 				t.Fatalf("exchange %d starts before the one sent before it", e.ID)
 			}
 			if !bytes.Contains(client, []byte(e.Method+" ")) {
