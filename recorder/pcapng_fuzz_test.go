@@ -89,7 +89,7 @@ func ngFile(b *pcapBuilder, l ngLayout) []byte {
 		ts := sec*units + uint64(p.ts.Nanosecond())*units/1e9
 		var pb []byte
 		if l.pktType == ngPacketObsolete {
-			pb = o.AppendUint16(o.AppendUint16(nil, uint16(iface)), 0) // interface, drops
+			pb = o.AppendUint16(o.AppendUint16(nil, uint16(iface)), 7) // interface, drops
 		} else {
 			pb = o.AppendUint32(nil, iface)
 		}
@@ -111,7 +111,7 @@ func FuzzImportPcapng(f *testing.F) {
 	for _, l := range []ngLayout{
 		{pktType: ngEnhancedPacket},
 		{pktType: ngEnhancedPacket, bigEndian: true, tsresol: 9, ifaces: 2, skipped: true},
-		{pktType: ngPacketObsolete, tsresol: 0x80 | 20, tsoffset: 1 << 20, sections: 2},
+		{pktType: ngPacketObsolete, tsresol: 0x80 | 20, tsoffset: 1 << 20, ifaces: 2, sections: 2},
 		{pktType: ngSimplePacket, bigEndian: true, sections: 3, skipped: true},
 		{pktType: ngEnhancedPacket, tsresol: 3, ifaces: 3, sections: 2},
 	} {

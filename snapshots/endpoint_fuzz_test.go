@@ -11,7 +11,8 @@ import (
 // parses to the same rule; text that does not parse gives a one-line error
 // quoting it. With the rule, Endpoint of an arbitrary method and path never
 // panics, starts with the method in upper case, and is a fixed point: the
-// endpoint's own path gives the same endpoint again.
+// endpoint's own path gives the same endpoint again; when the rule does not
+// match, each segment is the request's own, or {id} in place of an id.
 func FuzzParseRule(f *testing.F) {
 	for _, s := range []string{
 		"GET /orders/{id}", "* /a/{x}/b", "get /", "POST /graphql", "json:$.method",
@@ -57,6 +58,17 @@ func FuzzParseRule(f *testing.F) {
 		}
 		if tpl, ok := matchRules(method, path, rules); ok && tpl != ep {
 			t.Fatalf("rule %q matches %q %q as %q, but Endpoint says %q", s, method, path, tpl, ep)
+		} else if !ok {
+			// No rule: each segment is the request's, or {id} for an id.
+			segs, got := splitPath(pathOf(path)), splitPath(ep[len(prefix)-1:])
+			for i := range got {
+				if i >= len(segs) || got[i] != segs[i] && (got[i] != "{id}" || !isID(segs[i])) {
+					t.Fatalf("Endpoint(%q, %q) = %q: segment %d is neither the request's nor {id} for an id", method, path, ep, i)
+				}
+			}
+			if len(got) != len(segs) {
+				t.Fatalf("Endpoint(%q, %q) = %q: %d segments, the path has %d", method, path, ep, len(got), len(segs))
+			}
 		}
 		_ = Operation(method, path, []byte(path), rules)
 	})
