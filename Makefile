@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: build test test-short demo bench lint clean
+.PHONY: build test test-short fuzz-short demo bench lint clean
 
 build:
 	$(GO) build -o bin/replay ./cmd/replay
@@ -12,9 +12,15 @@ build:
 # The end-to-end tests (e2e/: third-party servers under load) run after the
 # others, not beside them: their CPU load would skew the timing-sensitive
 # comparisons of cmd/replay on a 2-core machine.
+# Then every fuzz target for a moment (fuzz-short).
 test:
 	$(GO) test -race -timeout 15m $$($(GO) list $(PKGS) | grep -v '/e2e$$')
 	$(GO) test -race -timeout 15m ./e2e/
+	$(MAKE) fuzz-short
+
+# Every fuzz target for 2 s (docs/fuzzing.md); scripts/fuzz runs them longer.
+fuzz-short:
+	./scripts/fuzz -t 2s -j 2 -p 1
 
 test-short:
 	$(GO) test -short -timeout 10m $(PKGS)

@@ -127,6 +127,7 @@ type pcapImport struct {
 	nextConn  int64
 	cur       *layers.TCP // the packet being assembled; the stream factory reads its flags
 	httpPorts map[int]bool
+	held      *[]heldCall // during a flush, what the assembler hands over (pcap_flush.go)
 }
 
 var _ tcpassembly.StreamFactory = (*pcapImport)(nil)
@@ -223,7 +224,7 @@ func (im *pcapImport) run(ctx context.Context, r io.Reader) (err error) {
 			lastFlush = pkt.ts
 		}
 	}
-	im.asm.FlushAll()
+	im.flushInOrder(func() { im.asm.FlushAll() })
 	im.finishAll()
 	return nil
 }
@@ -236,7 +237,7 @@ func (im *pcapImport) wanted(tcp *layers.TCP) bool {
 // flushOlderThan ends the connections silent since t, and gives up on
 // missing bytes older than t.
 func (im *pcapImport) flushOlderThan(t time.Time) {
-	im.asm.FlushOlderThan(t)
+	im.flushInOrder(func() { im.asm.FlushOlderThan(t) })
 	for _, c := range im.connsInOrder() {
 		if c.idleSince(t) {
 			im.finish(c)

@@ -140,6 +140,9 @@ func (c *pcapConn) setClient(idx int) {
 // Reassembled is given the next bytes of the direction, in order.
 func (h *pcapHalf) Reassembled(rs []tcpassembly.Reassembly) {
 	c := h.c
+	if c.im.hold(h, rs, false) {
+		return
+	}
 	for i := range rs {
 		r := &rs[i]
 		if c.finished || c.kind == streamTLS || c.kind == streamOther {
@@ -169,8 +172,11 @@ func (h *pcapHalf) Reassembled(rs []tcpassembly.Reassembly) {
 // ReassemblyComplete is called when the direction has ended: FIN or RST, or
 // the assembler gave up on it (idle, or the capture ended).
 func (h *pcapHalf) ReassemblyComplete() {
-	h.complete = true
 	c := h.c
+	if c.im.hold(h, nil, true) {
+		return
+	}
+	h.complete = true
 	if c.finished {
 		return
 	}
