@@ -2,6 +2,7 @@ package sqlcount
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -84,6 +85,9 @@ type session struct {
 
 	client clientSide
 	server serverSide
+
+	last  atomic.Int64 // when bytes last came either way, in Unix nanoseconds
+	ready atomic.Bool  // the server has said ReadyForQuery: startup is over
 }
 
 func newSession(p *Proxy, conn int64) *session {
