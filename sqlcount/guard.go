@@ -43,11 +43,14 @@ func (p *Proxy) guard(s *session, accepted time.Time, stop func(), done <-chan s
 // how long until it should be checked again.
 func (p *Proxy) check(s *session, accepted, now time.Time) (time.Duration, string) {
 	if !s.ready.Load() {
+		// Startup takes milliseconds: look again soon to start the idle
+		// watch then.
+		const poll = 50 * time.Millisecond
 		if p.startupTimeout <= 0 {
-			return max(p.idleTimeout, time.Second), ""
+			return poll, ""
 		}
 		if d := accepted.Add(p.startupTimeout).Sub(now); d > 0 {
-			return d, ""
+			return min(d, poll), ""
 		}
 		return 0, "startup"
 	}
