@@ -36,16 +36,20 @@ func TestListenSlowHeaders(t *testing.T) {
 	const timeout = 300 * time.Millisecond
 	l, authority := limitedMock(t, listen.Limits{ReadHeaderTimeout: timeout, IdleTimeout: time.Minute})
 	proxy, serve := l.Proxy.Addr().String(), l.Serve[0].Addr().String()
-	cases := map[string]func() time.Duration{
-		"proxy": func() time.Duration { return conntest.StallHeaders(t, conntest.Dial(t, proxy), 5*time.Second) },
-		"serve": func() time.Duration { return conntest.StallHeaders(t, conntest.Dial(t, serve), 5*time.Second) },
-		"tunnel": func() time.Duration {
+	cases := map[string]func(t *testing.T) time.Duration{
+		"proxy": func(t *testing.T) time.Duration {
+			return conntest.StallHeaders(t, conntest.Dial(t, proxy), 5*time.Second)
+		},
+		"serve": func(t *testing.T) time.Duration {
+			return conntest.StallHeaders(t, conntest.Dial(t, serve), 5*time.Second)
+		},
+		"tunnel": func(t *testing.T) time.Duration {
 			return conntest.StallHeaders(t, conntest.Tunnel(t, proxy, "api.test:443", authority.Pool()), 5*time.Second)
 		},
 	}
 	for name, stall := range cases {
 		t.Run(name, func(t *testing.T) {
-			if d := stall(); d < timeout/2 {
+			if d := stall(t); d < timeout/2 {
 				t.Errorf("closed after %v; want the read-header timeout %v", d, timeout)
 			}
 		})

@@ -68,19 +68,21 @@ func TestSessionSlowHeaders(t *testing.T) {
 	const timeout = 300 * time.Millisecond
 	s, proxyCA, _ := limitedSession(t, listen.Limits{ReadHeaderTimeout: timeout, IdleTimeout: time.Minute})
 	in, out := s.InboundAddrs()[0].String(), s.OutboundAddr().String()
-	cases := map[string]func() time.Duration{
-		"inbound":  func() time.Duration { return conntest.StallHeaders(t, conntest.Dial(t, in), 5*time.Second) },
-		"outbound": func() time.Duration { return conntest.StallHeaders(t, conntest.Dial(t, out), 5*time.Second) },
-		"tunnel, no TLS handshake": func() time.Duration {
+	cases := map[string]func(t *testing.T) time.Duration{
+		"inbound": func(t *testing.T) time.Duration { return conntest.StallHeaders(t, conntest.Dial(t, in), 5*time.Second) },
+		"outbound": func(t *testing.T) time.Duration {
+			return conntest.StallHeaders(t, conntest.Dial(t, out), 5*time.Second)
+		},
+		"tunnel, no TLS handshake": func(t *testing.T) time.Duration {
 			return conntest.Closed(t, conntest.Tunnel(t, out, "api.test:443", nil), 5*time.Second)
 		},
-		"tunnel, in TLS": func() time.Duration {
+		"tunnel, in TLS": func(t *testing.T) time.Duration {
 			return conntest.StallHeaders(t, conntest.Tunnel(t, out, "api.test:443", proxyCA.Pool()), 5*time.Second)
 		},
 	}
 	for name, stall := range cases {
 		t.Run(name, func(t *testing.T) {
-			if d := stall(); d < timeout/2 {
+			if d := stall(t); d < timeout/2 {
 				t.Errorf("closed after %v; want the read-header timeout %v", d, timeout)
 			}
 		})
