@@ -44,28 +44,10 @@ func (p *Proxy) handle(serveCtx context.Context, client net.Conn, loops *loops) 
 	defer stop()
 	defer raw.Close()
 
-	if p.startupTimeout > 0 {
-		client.SetDeadline(accepted.Add(p.startupTimeout))
-	}
-	startup, cancel, upgrade, err := readStartup(client, p.clientTLS != nil)
-	if err == nil && upgrade {
-		tc := tls.Server(client, p.clientTLS)
-		if err = tc.Handshake(); err != nil {
-			log.Info("sqlcount: TLS handshake with client failed", "err", err)
-			return
-		}
-		client = tc
-		startup, cancel, _, err = readStartup(client, false)
-	}
-	if err != nil {
-		if isMalformed(err) {
-			log.Warn("sqlcount: closing client connection: malformed startup", "reason", err.Error())
-		} else if !isDisconnect(err) {
-			log.Debug("sqlcount: client startup", "err", err)
-		}
+	client, startup, cancel, ok := p.startup(client, accepted, log)
+	if !ok {
 		return
 	}
-	client.SetDeadline(time.Time{})
 	if cancel {
 		p.forwardCancel(ctx, startup, log)
 		return
@@ -103,7 +85,6 @@ func (p *Proxy) handle(serveCtx context.Context, client net.Conn, loops *loops) 
 
 	s := newSession(p, id)
 	s.app = app
-	s.last.Store(time.Now().UnixNano())
 	relayed := make(chan struct{})
 	defer close(relayed)
 	go p.guard(s, accepted, closeConn, relayed, log)
@@ -130,6 +111,36 @@ func (p *Proxy) handle(serveCtx context.Context, client net.Conn, loops *loops) 
 	case s.server.fr.partial() && serveCtx.Err() == nil:
 		log.Info("sqlcount: server disconnected in the middle of a message")
 	}
+}
+
+// startup reads the client's startup (after a TLS handshake when it asks
+// for one and ClientTLS is set) within the startup timeout. It returns the
+// connection to go on with, the message, whether it is a CancelRequest,
+// and false when the connection is to be closed (the reason logged).
+func (p *Proxy) startup(client net.Conn, accepted time.Time, log *slog.Logger) (net.Conn, []byte, bool, bool) {
+	if p.startupTimeout > 0 {
+		client.SetDeadline(accepted.Add(p.startupTimeout))
+	}
+	startup, cancel, upgrade, err := readStartup(client, p.clientTLS != nil)
+	if err == nil && upgrade {
+		tc := tls.Server(client, p.clientTLS)
+		if err = tc.Handshake(); err != nil {
+			log.Info("sqlcount: TLS handshake with client failed", "err", err)
+			return nil, nil, false, false
+		}
+		client = tc
+		startup, cancel, _, err = readStartup(client, false)
+	}
+	if err != nil {
+		if isMalformed(err) {
+			log.Warn("sqlcount: closing client connection: malformed startup", "reason", err.Error())
+		} else if !isDisconnect(err) {
+			log.Debug("sqlcount: client startup", "err", err)
+		}
+		return nil, nil, false, false
+	}
+	client.SetDeadline(time.Time{})
+	return client, startup, cancel, true
 }
 
 // connectionFailure tells a client in its startup phase why its connection

@@ -95,6 +95,7 @@ func newSession(p *Proxy, conn int64) *session {
 	s.client.s = s
 	s.client.keepText = p.onStatement != nil
 	s.server.s = s
+	s.last.Store(time.Now().UnixNano())
 	return s
 }
 
