@@ -28,7 +28,7 @@ func (p *Proxy) guard(s *session, accepted time.Time, stop func(), done <-chan s
 			}
 			if reason == "idle" {
 				p.idleClosed.Add(1)
-				log.Info("sqlcount: closing idle client connection", "idle", p.idleTimeout.String())
+				log.Warn("sqlcount: closing idle client connection", "idle", p.idleTimeout.String())
 			} else {
 				p.startupClosed.Add(1)
 				log.Info("sqlcount: closing client connection: not authenticated in time", "startup_timeout", p.startupTimeout.String())
