@@ -39,8 +39,8 @@ type Config struct {
 	ClientTLS *tls.Config
 	// StartupTimeout closes a client that has not finished its startup and
 	// authentication (the server's first ReadyForQuery) this long after it
-	// connected; zero means one minute (PostgreSQL's
-	// authentication_timeout), negative never.
+	// connected; zero means 10s (a real client needs milliseconds),
+	// negative never.
 	StartupTimeout time.Duration
 	// IdleTimeout closes a client connection with no statement in progress
 	// and no traffic either way for this long (Stats.IdleClosed); zero or
@@ -160,7 +160,7 @@ func newProxy(cfg Config) *Proxy {
 	}
 	switch {
 	case p.startupTimeout == 0:
-		p.startupTimeout = time.Minute
+		p.startupTimeout = 10 * time.Second
 	case p.startupTimeout < 0:
 		p.startupTimeout = 0
 	}

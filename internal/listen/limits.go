@@ -12,14 +12,16 @@ import (
 )
 
 // The defaults of Limits, chosen for real apps: a client sends its request
-// headers at once, but pools keep idle keep-alive HTTP connections for a
+// headers, and a PostgreSQL client its startup and credentials, at once
+// (milliseconds; PostgreSQL's own authentication_timeout, 1m, is far
+// looser than any real client needs), but pools keep idle keep-alive HTTP connections for a
 // minute or two (Go's transport 90s) and idle PostgreSQL connections for
 // many minutes (pgxpool 30m, HikariCP 10m), and closing one under a pool
 // fails the app's next call on it.
 const (
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultIdleTimeout       = 2 * time.Minute
-	DefaultSQLStartupTimeout = time.Minute // PostgreSQL's authentication_timeout
+	DefaultSQLStartupTimeout = 10 * time.Second
 	DefaultSQLIdleTimeout    = 30 * time.Minute
 	DefaultMaxConns          = 4096
 )
