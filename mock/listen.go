@@ -64,20 +64,12 @@ func (s *Server) Listen(proxy string, serve []Serve) (*Listening, error) {
 		}
 		handlers, specs, addrs = append(handlers, h), append(specs, sp), append(addrs, sp.Listen)
 	}
-	var listeners []net.Listener
-	for i, addr := range addrs {
-		nl, err := net.Listen("tcp", addr)
-		if err != nil {
-			for _, nl := range listeners {
-				nl.Close()
-			}
-			return nil, &ListenError{Serve: specs[i], Addr: addr, Err: err}
-		}
-		listeners = append(listeners, nl)
+	listeners, err := s.listen(specs, addrs)
+	if err != nil {
+		return nil, err
 	}
 	for i, nl := range listeners {
-		hs := &http.Server{Handler: handlers[i], ReadHeaderTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
-			ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelError)}
+		hs := s.cfg.Limits.Server(handlers[i], slog.New(slog.DiscardHandler))
 		l.srvs = append(l.srvs, hs)
 		l.wg.Go(func() {
 			if err := hs.Serve(nl); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -90,6 +82,27 @@ func (s *Server) Listen(proxy string, serve []Serve) (*Listening, error) {
 	}
 	l.Serve = listeners
 	return l, nil
+}
+
+// listen opens a listener per address (loopback when it names no host),
+// warning of those reachable from the network; on error it closes them.
+func (s *Server) listen(specs []Serve, addrs []string) ([]net.Listener, error) {
+	var listeners []net.Listener
+	for i, addr := range addrs {
+		what, reach := "mock's forward proxy", "it forwards requests for hosts it does not mock to any host"
+		if specs[i] != (Serve{}) {
+			what, reach = "mock of "+specs[i].Service, "it answers from the snapshot"
+		}
+		nl, err := s.cfg.Limits.Listen(addr, what, reach, s.log, s.cfg.Warn)
+		if err != nil {
+			for _, nl := range listeners {
+				nl.Close()
+			}
+			return nil, &ListenError{Serve: specs[i], Addr: addr, Err: err}
+		}
+		listeners = append(listeners, nl)
+	}
+	return listeners, nil
 }
 
 // Err delivers an unexpected end of a listener.

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/elazarl/goproxy"
+
+	"github.com/replaykit/replay/internal/conntrack"
 )
 
 // newTransport returns the transport to real upstreams: no proxy from the
@@ -46,6 +48,7 @@ func (s *Server) newProxy() *goproxy.ProxyHttpServer {
 	p.ConnectDial = nil // dial through Tr.DialContext, not a proxy from the environment
 	p.KeepAcceptEncoding = true
 	p.AllowHTTP2 = s.cfg.HTTP2
+	s.conns.Watch(p)
 	p.OnRequest().HandleConnectFunc(s.connect)
 	p.OnRequest().DoFunc(s.intercepted)
 	return p
@@ -60,6 +63,7 @@ func (s *Server) connect(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAc
 		return s.cfg.CA.MITM(), host
 	}
 	s.tunnels.Add(1)
+	conntrack.Untimed(ctx.Req) // a plain tunnel: its bytes are not requests we read
 	return &goproxy.ConnectAction{Action: goproxy.ConnectAccept}, host
 }
 

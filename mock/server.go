@@ -20,6 +20,7 @@ import (
 	"github.com/elazarl/goproxy"
 
 	"github.com/replaykit/replay/internal/conntrack"
+	"github.com/replaykit/replay/internal/listen"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -104,6 +105,12 @@ type Config struct {
 	// Logger receives a line per miss (Info) and per answer (Debug); nil
 	// discards.
 	Logger *slog.Logger
+	// Limits bound the connections of the listeners of Listen and of the
+	// intercepted CONNECT tunnels (the zero Limits: the defaults).
+	Limits listen.Limits
+	// Warn, when set, is told of each listener of Listen reachable from the
+	// network (an address with a non-loopback host).
+	Warn func(error)
 }
 
 // Stats counts what a Server did.
@@ -341,7 +348,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "replay mock: closed", http.StatusServiceUnavailable)
 			return
 		}
-		s.proxy.ServeHTTP(&conntrack.Writer{ResponseWriter: w, Set: &s.conns, ErrClosed: errClosed}, r)
+		lim := s.cfg.Limits.Resolved()
+		cw := &conntrack.Writer{ResponseWriter: w, Set: &s.conns, ErrClosed: errClosed,
+			Timeouts: conntrack.Timeouts{ReadHeader: lim.ReadHeaderTimeout, Idle: lim.IdleTimeout}}
+		s.proxy.ServeHTTP(cw, cw.Request(r))
 		return
 	}
 	if !r.URL.IsAbs() {

@@ -49,6 +49,9 @@ type OutboundConfig struct {
 	HTTP2 bool
 	// Logger receives proxy diagnostics at debug level; nil discards.
 	Logger *slog.Logger
+	// Timeouts bound the app's intercepted CONNECT tunnels, whose requests
+	// no http.Server reads; zero bounds nothing.
+	Timeouts conntrack.Timeouts
 }
 
 // Outbound is a forward proxy (HTTP_PROXY / HTTPS_PROXY) that records the
@@ -69,6 +72,7 @@ type Outbound struct {
 	transport *http.Transport
 	mitm      *goproxy.ConnectAction
 	rt        goproxy.RoundTripper
+	timeouts  conntrack.Timeouts
 
 	bufs  sync.Pool     // *[]byte body copy buffers
 	calls atomic.Int64  // outbound calls not yet recorded
@@ -93,6 +97,7 @@ func NewOutbound(cfg OutboundConfig) (*Outbound, error) {
 		redact:   newRedactor(cfg.RedactHeaders),
 		logger:   cfg.Logger,
 		mitm:     cfg.CA.MITM(),
+		timeouts: cfg.Timeouts,
 	}
 	for from, to := range cfg.Resolve {
 		if _, _, err := net.SplitHostPort(from); err != nil {
@@ -121,6 +126,7 @@ func NewOutbound(cfg OutboundConfig) (*Outbound, error) {
 	p.KeepAcceptEncoding = true
 	p.AllowHTTP2 = cfg.HTTP2
 	p.NonproxyHandler = http.HandlerFunc(nonProxy)
+	o.conns.Watch(p)
 	p.OnRequest().HandleConnectFunc(o.handleConnect)
 	p.OnRequest().DoFunc(func(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
 		ctx.RoundTripper = o.rt
@@ -175,7 +181,9 @@ func (o *Outbound) handleConnect(host string, ctx *goproxy.ProxyCtx) (*goproxy.C
 // and absolute-form plain HTTP requests.
 func (o *Outbound) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodConnect {
-		o.proxy.ServeHTTP(o.hijacker(w), r)
+		h := o.hijacker(w)
+		h.Timeouts = o.timeouts
+		o.proxy.ServeHTTP(h, r)
 		return
 	}
 	o.proxy.ServeHTTP(&streamWriter{ResponseWriter: w, o: o}, r)

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/replaykit/replay/internal/ca"
+	"github.com/replaykit/replay/internal/conntrack"
+	"github.com/replaykit/replay/internal/listen"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -45,6 +47,12 @@ type SessionConfig struct {
 	// Logger receives the proxies' diagnostics and the warnings of Stop; nil
 	// discards them.
 	Logger *slog.Logger
+	// Limits bound every listener's connections (the zero Limits: the
+	// defaults); Postgres.New applies the SQL ones.
+	Limits listen.Limits
+	// Warn, when set, is told of each listener reachable from the network
+	// (an address with a non-loopback host; one without a host is loopback).
+	Warn func(error)
 }
 
 // SessionInbound is one inbound reverse proxy of a session.
@@ -187,29 +195,29 @@ func (cfg *SessionConfig) validate() error {
 
 // listen listens on every address, stopping at the first that fails.
 func (s *Session) listen(cfg SessionConfig) error {
-	listen := func(p Part, addr string) (net.Listener, error) {
-		l, err := net.Listen("tcp", addr)
+	open := func(p Part, addr, what, reach string) (net.Listener, error) {
+		l, err := cfg.Limits.Listen(addr, what, reach, s.logger, cfg.Warn)
 		if err != nil {
 			return nil, &PartError{p, err}
 		}
 		return l, nil
 	}
 	for _, in := range cfg.Inbound {
-		l, err := listen(PartInbound, in.Listen)
+		l, err := open(PartInbound, in.Listen, "inbound proxy", "it forwards requests to "+in.Target.String())
 		if err != nil {
 			return err
 		}
 		s.inbound = append(s.inbound, &httpPart{part: PartInbound, l: l})
 	}
 	if cfg.Outbound != nil {
-		l, err := listen(PartOutbound, cfg.Outbound.Listen)
+		l, err := open(PartOutbound, cfg.Outbound.Listen, "outbound proxy", "it forwards requests to any host")
 		if err != nil {
 			return err
 		}
 		s.outbound = &httpPart{part: PartOutbound, l: l}
 	}
 	if cfg.Postgres != nil {
-		l, err := listen(PartPostgres, cfg.Postgres.Listen)
+		l, err := open(PartPostgres, cfg.Postgres.Listen, "PostgreSQL proxy", "it forwards connections to the database")
 		if err != nil {
 			return err
 		}
@@ -241,7 +249,6 @@ func (s *Session) newProxies(cfg SessionConfig) error {
 		}
 		s.pg.proxy, tracker = proxy, proxy
 	}
-	errLog := slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn)
 	for i, in := range s.inbound {
 		h, err := NewInbound(InboundConfig{
 			Target:        cfg.Inbound[i].Target,
@@ -256,10 +263,11 @@ func (s *Session) newProxies(cfg SessionConfig) error {
 		if err != nil {
 			return &PartError{PartInbound, err}
 		}
-		in.srv = &http.Server{Handler: h, ErrorLog: errLog, IdleTimeout: 2 * time.Minute}
+		in.srv = cfg.Limits.Server(h, s.logger)
 	}
 	if s.outbound != nil {
 		var err error
+		lim := cfg.Limits.Resolved()
 		s.proxy, err = NewOutbound(OutboundConfig{
 			Sink:          s.tally,
 			CA:            cfg.Outbound.CA,
@@ -270,11 +278,12 @@ func (s *Session) newProxies(cfg SessionConfig) error {
 			RedactHeaders: cfg.RedactHeaders,
 			HTTP2:         cfg.Outbound.HTTP2,
 			Logger:        cfg.Logger,
+			Timeouts:      conntrack.Timeouts{ReadHeader: lim.ReadHeaderTimeout, Idle: lim.IdleTimeout},
 		})
 		if err != nil {
 			return &PartError{PartOutbound, err}
 		}
-		s.outbound.srv = &http.Server{Handler: s.proxy, ErrorLog: errLog, IdleTimeout: 2 * time.Minute}
+		s.outbound.srv = cfg.Limits.Server(s.proxy, s.logger)
 	}
 	return nil
 }

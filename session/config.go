@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/replaykit/replay/internal/ca"
+	"github.com/replaykit/replay/internal/listen"
 	"github.com/replaykit/replay/mock"
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/snapshots"
@@ -81,6 +82,10 @@ type Config struct {
 	// Warn, when set, is told what went wrong without stopping the
 	// session, e.g. a build that did not stop cleanly.
 	Warn func(error)
+	// Limits bound the connections of each side's mock and SQL counter
+	// (the zero Limits: the defaults); a listen address without a host is
+	// loopback.
+	Limits listen.Limits
 
 	authority *ca.CA // loaded from CADir by check, with Mock
 }

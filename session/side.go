@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/replaykit/replay/analyzer"
+	"github.com/replaykit/replay/internal/listen"
 	"github.com/replaykit/replay/mock"
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/snapshots"
@@ -127,32 +128,43 @@ func (s *Side) wrap(err error) error {
 }
 
 func (s *Side) startMock(cfg mock.Config) error {
-	cfg.CA = s.cfg.authority
+	cfg.CA, cfg.Limits = s.cfg.authority, s.cfg.Limits
 	m, err := mock.New(cfg)
 	if err != nil {
 		return err
 	}
 	s.mock = m
-	l, err := net.Listen("tcp", orLoopback(s.sc.MockListen))
+	l, err := s.openListener(orLoopback(s.sc.MockListen), "mock's forward proxy", "it forwards requests for hosts it does not mock to any host")
 	if err != nil {
 		return err
 	}
 	s.mockAddr = l.Addr().String()
-	s.mockSrv = &http.Server{Handler: m, ReadHeaderTimeout: 30 * time.Second}
+	s.mockSrv = s.cfg.Limits.Server(m, nil)
 	go s.mockSrv.Serve(l)
 	s.wiring.Proxy, s.wiring.CACert = s.mockAddr, s.cfg.authority.CertPath()
 	s.wiring.CABundle, err = s.cfg.authority.BundlePath()
 	return err
 }
 
+// openListener opens one of the side's listeners (see Config.Limits), warning
+// through Config.Warn when it is reachable from the network.
+func (s *Side) openListener(addr, what, reach string) (net.Listener, error) {
+	if s.sc.Name != "" && s.paired {
+		what = s.sc.Name + "'s " + what
+	}
+	return s.cfg.Limits.Listen(addr, what, reach, listen.WarnLogger(s.cfg.Warn), s.cfg.Warn)
+}
+
 // startSQLCounter serves the side's SQL counter until close, whatever
 // becomes of ctx.
 func (s *Side) startSQLCounter(ctx context.Context, pg *Postgres) error {
-	l, err := net.Listen("tcp", orLoopback(s.sc.PostgresListen))
+	l, err := s.openListener(orLoopback(s.sc.PostgresListen), "SQL counter", "it forwards connections to the database")
 	if err != nil {
 		return err
 	}
-	p, err := sqlcount.New(sqlcount.Config{Upstream: pg.Upstream, ClientTLS: pg.ClientTLS, UpstreamTLS: pg.UpstreamTLS})
+	cfg := sqlcount.Config{Upstream: pg.Upstream, ClientTLS: pg.ClientTLS, UpstreamTLS: pg.UpstreamTLS}
+	cfg.StartupTimeout, cfg.IdleTimeout = s.cfg.Limits.SQLTimeouts()
+	p, err := sqlcount.New(cfg)
 	if err != nil {
 		l.Close()
 		return err

@@ -41,6 +41,7 @@ var _ handler = (*clientSide)(nil)
 
 func (c *clientSide) feed(b []byte, now time.Time) error {
 	c.now = now
+	c.s.last.Store(now.UnixNano())
 	return c.fr.feed(b, c)
 }
 

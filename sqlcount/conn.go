@@ -21,10 +21,7 @@ const (
 	// write), and the size of the buffers an event loop keeps what a slow
 	// peer has not taken yet in.
 	relayBufferSize = 64 << 10
-	// startupTimeout bounds the startup phase of a client (as PostgreSQL's
-	// authentication_timeout bounds authentication).
-	startupTimeout = time.Minute
-	maxStartupLen  = 10000 // PostgreSQL's MAX_STARTUP_PACKET_LENGTH
+	maxStartupLen   = 10000 // PostgreSQL's MAX_STARTUP_PACKET_LENGTH
 
 	sslRequestCode    = 80877103
 	gssEncRequestCode = 80877104
@@ -34,36 +31,23 @@ const (
 // handle serves one client connection: it reads the startup itself, then
 // has one of loops relay the connection, or two goroutines when there is
 // no loop.
-func (p *Proxy) handle(ctx context.Context, client net.Conn, loops *loops) {
+func (p *Proxy) handle(serveCtx context.Context, client net.Conn, loops *loops) {
+	accepted := time.Now()
 	id := p.connSeq.Add(1)
 	log := p.log.With("conn", id, "client", client.RemoteAddr().String())
-	// Ending Serve closes the socket; client may become a TLS connection
-	// over it below.
+	// Ending Serve, or the guard, closes the socket; client may become a
+	// TLS connection over it below.
+	ctx, closeConn := context.WithCancel(serveCtx)
+	defer closeConn()
 	raw := client
 	stop := context.AfterFunc(ctx, func() { raw.Close() })
 	defer stop()
 	defer raw.Close()
 
-	client.SetDeadline(time.Now().Add(startupTimeout))
-	startup, cancel, upgrade, err := readStartup(client, p.clientTLS != nil)
-	if err == nil && upgrade {
-		tc := tls.Server(client, p.clientTLS)
-		if err = tc.Handshake(); err != nil {
-			log.Info("sqlcount: TLS handshake with client failed", "err", err)
-			return
-		}
-		client = tc
-		startup, cancel, _, err = readStartup(client, false)
-	}
-	if err != nil {
-		if isMalformed(err) {
-			log.Warn("sqlcount: closing client connection: malformed startup", "reason", err.Error())
-		} else if !isDisconnect(err) {
-			log.Debug("sqlcount: client startup", "err", err)
-		}
+	client, startup, cancel, ok := p.startup(client, accepted, log)
+	if !ok {
 		return
 	}
-	client.SetDeadline(time.Time{})
 	if cancel {
 		p.forwardCancel(ctx, startup, log)
 		return
@@ -101,16 +85,19 @@ func (p *Proxy) handle(ctx context.Context, client net.Conn, loops *loops) {
 
 	s := newSession(p, id)
 	s.app = app
+	relayed := make(chan struct{})
+	defer close(relayed)
+	go p.guard(s, accepted, closeConn, relayed, log)
 	var cerr, serr error
-	relayed := false
+	looped := false
 	// An event loop relays sockets; a TLS side needs its conn's own reads
 	// and writes, so such connections take the goroutine relay.
 	if !isTLS(client) && !isTLS(server) {
 		if l := loops.get(); l != nil {
-			cerr, serr, relayed = p.relayLoop(ctx, l, client, server, s)
+			cerr, serr, looped = p.relayLoop(ctx, l, client, server, s)
 		}
 	}
-	if !relayed {
+	if !looped {
 		cerr, serr = p.relayGoroutines(client, server, s)
 	}
 
@@ -119,11 +106,41 @@ func (p *Proxy) handle(ctx context.Context, client net.Conn, loops *loops) {
 		log.Warn("sqlcount: closing connection: malformed client message", "reason", cerr.Error())
 	case isMalformed(serr):
 		log.Warn("sqlcount: closing connection: malformed server message", "reason", serr.Error())
-	case s.client.fr.partial() && ctx.Err() == nil:
+	case s.client.fr.partial() && serveCtx.Err() == nil:
 		log.Info("sqlcount: client disconnected in the middle of a message")
-	case s.server.fr.partial() && ctx.Err() == nil:
+	case s.server.fr.partial() && serveCtx.Err() == nil:
 		log.Info("sqlcount: server disconnected in the middle of a message")
 	}
+}
+
+// startup reads the client's startup (after a TLS handshake when it asks
+// for one and ClientTLS is set) within the startup timeout. It returns the
+// connection to go on with, the message, whether it is a CancelRequest,
+// and false when the connection is to be closed (the reason logged).
+func (p *Proxy) startup(client net.Conn, accepted time.Time, log *slog.Logger) (net.Conn, []byte, bool, bool) {
+	if p.startupTimeout > 0 {
+		client.SetDeadline(accepted.Add(p.startupTimeout))
+	}
+	startup, cancel, upgrade, err := readStartup(client, p.clientTLS != nil)
+	if err == nil && upgrade {
+		tc := tls.Server(client, p.clientTLS)
+		if err = tc.Handshake(); err != nil {
+			log.Info("sqlcount: TLS handshake with client failed", "err", err)
+			return nil, nil, false, false
+		}
+		client = tc
+		startup, cancel, _, err = readStartup(client, false)
+	}
+	if err != nil {
+		if isMalformed(err) {
+			log.Warn("sqlcount: closing client connection: malformed startup", "reason", err.Error())
+		} else if !isDisconnect(err) {
+			log.Debug("sqlcount: client startup", "err", err)
+		}
+		return nil, nil, false, false
+	}
+	client.SetDeadline(time.Time{})
+	return client, startup, cancel, true
 }
 
 // connectionFailure tells a client in its startup phase why its connection

@@ -37,6 +37,16 @@ type Config struct {
 	// sslmode=require or verify-full). Nil answers 'N': clients that prefer
 	// TLS go on without it.
 	ClientTLS *tls.Config
+	// StartupTimeout closes a client that has not finished its startup and
+	// authentication (the server's first ReadyForQuery) this long after it
+	// connected; zero means 10s (a real client needs milliseconds),
+	// negative never.
+	StartupTimeout time.Duration
+	// IdleTimeout closes a client connection with no statement in progress
+	// and no traffic either way for this long (Stats.IdleClosed); zero or
+	// negative never. Pools keep idle connections for minutes: see
+	// listen.DefaultSQLIdleTimeout.
+	IdleTimeout time.Duration
 	// UpstreamTLS, when set, is required of the server: every connection to
 	// it begins with an SSLRequest, and a server that declines fails the
 	// client's connection with the reason. Nil talks to the server in the
@@ -48,23 +58,27 @@ type Config struct {
 // fingerprints and attributes every statement that passes through it. Its
 // methods are safe for concurrent use.
 type Proxy struct {
-	upstream    string
-	onStatement func(*snapshots.Statement)
-	log         *slog.Logger
-	dialTimeout time.Duration
-	clientTLS   *tls.Config
-	upstreamTLS *tls.Config
+	upstream       string
+	onStatement    func(*snapshots.Statement)
+	log            *slog.Logger
+	dialTimeout    time.Duration
+	clientTLS      *tls.Config
+	upstreamTLS    *tls.Config
+	startupTimeout time.Duration
+	idleTimeout    time.Duration
 
-	fps        *fingerprints
-	tracker    *tracker
-	unattr     unattributed
-	statements atomic.Int64
-	errors     atomic.Int64
-	connSeq    atomic.Int64
-	conns      atomic.Int64 // connections past their startup, cancel requests not counted
-	upErrors   atomic.Int64 // connections the upstream server could not be reached for
-	clients    clients
-	bufs       sync.Pool
+	fps           *fingerprints
+	tracker       *tracker
+	unattr        unattributed
+	statements    atomic.Int64
+	errors        atomic.Int64
+	connSeq       atomic.Int64
+	conns         atomic.Int64 // connections past their startup, cancel requests not counted
+	upErrors      atomic.Int64 // connections the upstream server could not be reached for
+	idleClosed    atomic.Int64
+	startupClosed atomic.Int64
+	clients       clients
+	bufs          sync.Pool
 
 	// goroutinesOnly relays every connection with goroutines, never an
 	// event loop (for tests of that relay on Linux).
@@ -88,6 +102,10 @@ type Stats struct {
 	// UpstreamErrors is the number of client connections the proxy could
 	// not open to the server (dial or TLS failed): a database that was down.
 	UpstreamErrors int64
+	// IdleClosed is the number of client connections closed for idling
+	// (Config.IdleTimeout), StartupClosed of those closed for not
+	// authenticating in time (Config.StartupTimeout).
+	IdleClosed, StartupClosed int64
 	// Fingerprints holds the totals per fingerprint, the most frequent
 	// first (ties in fingerprint order).
 	Fingerprints []FingerprintStats
@@ -123,20 +141,28 @@ func New(cfg Config) (*Proxy, error) {
 
 func newProxy(cfg Config) *Proxy {
 	p := &Proxy{
-		upstream:    cfg.Upstream,
-		onStatement: cfg.OnStatement,
-		log:         cfg.Logger,
-		dialTimeout: cfg.DialTimeout,
-		clientTLS:   cfg.ClientTLS,
-		upstreamTLS: cfg.UpstreamTLS,
-		fps:         newFingerprints(),
-		tracker:     newTracker(),
+		upstream:       cfg.Upstream,
+		onStatement:    cfg.OnStatement,
+		log:            cfg.Logger,
+		dialTimeout:    cfg.DialTimeout,
+		clientTLS:      cfg.ClientTLS,
+		upstreamTLS:    cfg.UpstreamTLS,
+		startupTimeout: cfg.StartupTimeout,
+		idleTimeout:    cfg.IdleTimeout,
+		fps:            newFingerprints(),
+		tracker:        newTracker(),
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
 	if p.dialTimeout <= 0 {
 		p.dialTimeout = 10 * time.Second
+	}
+	switch {
+	case p.startupTimeout == 0:
+		p.startupTimeout = 10 * time.Second
+	case p.startupTimeout < 0:
+		p.startupTimeout = 0
 	}
 	p.bufs.New = func() any { b := make([]byte, relayBufferSize); return &b }
 	return p
@@ -198,7 +224,8 @@ func (p *Proxy) End(id int64) []snapshots.SQLCount { return p.tracker.end(id) }
 
 // Stats returns the totals so far.
 func (p *Proxy) Stats() Stats {
-	st := Stats{Statements: p.statements.Load(), Errors: p.errors.Load(), Connections: p.conns.Load(), Clients: p.clients.all(), UpstreamErrors: p.upErrors.Load()}
+	st := Stats{Statements: p.statements.Load(), Errors: p.errors.Load(), Connections: p.conns.Load(), Clients: p.clients.all(), UpstreamErrors: p.upErrors.Load(),
+		IdleClosed: p.idleClosed.Load(), StartupClosed: p.startupClosed.Load()}
 	for _, fp := range p.fps.all() {
 		n, e := fp.count.Load(), fp.errors.Load()
 		if n == 0 && e == 0 {

@@ -105,6 +105,11 @@ func (ls *loops) close() {
 // and returns how each direction ended, as relayGoroutines does. ok is false
 // when the loop could not take the connection (nothing was relayed yet).
 func (p *Proxy) relayLoop(ctx context.Context, l *eventLoop, client, server net.Conn, s *session) (cerr, serr error, ok bool) {
+	// The loop takes the socket over; a connection-limited listener's
+	// connection still frees its slot when the caller closes it.
+	if u, ok := client.(interface{ Unwrap() net.Conn }); ok {
+		client = u.Unwrap()
+	}
 	cfd, err := dupSocket(client)
 	if err != nil {
 		p.log.Debug("sqlcount: relaying with goroutines", "err", err)

@@ -33,6 +33,7 @@ var _ handler = (*serverSide)(nil)
 
 func (v *serverSide) feed(b []byte, now time.Time) error {
 	v.now = now
+	v.s.last.Store(now.UnixNano())
 	return v.fr.feed(b, v)
 }
 
@@ -209,6 +210,7 @@ func (v *serverSide) errorText(body []byte) string {
 }
 
 func (v *serverSide) ready(status byte) {
+	v.s.ready.Store(true)
 	v.s.mu.Lock()
 	for v.s.q.size > 0 {
 		k := v.s.q.front().kind

@@ -2,6 +2,7 @@ package sqlcount
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -84,6 +85,9 @@ type session struct {
 
 	client clientSide
 	server serverSide
+
+	last  atomic.Int64 // when bytes last came either way, in Unix nanoseconds
+	ready atomic.Bool  // the server has said ReadyForQuery: startup is over
 }
 
 func newSession(p *Proxy, conn int64) *session {
@@ -91,6 +95,7 @@ func newSession(p *Proxy, conn int64) *session {
 	s.client.s = s
 	s.client.keepText = p.onStatement != nil
 	s.server.s = s
+	s.last.Store(time.Now().UnixNano())
 	return s
 }
 

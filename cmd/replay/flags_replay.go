@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/replaykit/replay/analyzer"
+	"github.com/replaykit/replay/internal/listen"
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/session"
 	"github.com/replaykit/replay/snapshots"
@@ -29,6 +30,7 @@ type replayFlags struct {
 	maxInFlight  int
 	startTimeout time.Duration
 	goals        []string
+	limits       listen.Limits
 	// changed reports whether a flag was given (some conflict only then).
 	changed func(name string) bool
 }
@@ -42,6 +44,7 @@ func (r *replayFlags) addFlags(f *pflag.FlagSet) {
 	f.StringArrayVar(&r.headers, "header", nil, "add or replace header `'K: V'` on every request (repeatable)")
 	r.mock.addFlags(f)
 	r.postgres.addFlags(f)
+	r.limits.AddFlags(f)
 	f.BoolVar(&r.sqlTraced, "sql-traced", false, "the build puts each request's traceparent in its SQL comments (sqlcommenter): count SQL under load too")
 	f.Var(autoInt{&r.explain}, "explain", "replay up to `N` distinct requests (method, path, query, body) of every endpoint one at a time first (on each side), after one warm-up request per endpoint, for exact SQL counts weighted by the load's mix (default 10 with --postgres, else 0)")
 	f.DurationVar(&r.timeout, "timeout", replayer.DefaultTimeout, "per-request timeout `D`")
@@ -99,7 +102,7 @@ func (r *replayFlags) validate(cmd string, sides int) (*replaySetup, error) {
 // errors are prefixed with cmd.
 func (r *replayFlags) config(ctx context.Context, cmd string, su *replaySetup) (session.Config, error) {
 	c := session.Config{Snapshot: r.snapshot, Endpoints: r.endpoints, Timeout: r.timeout, MaxInFlight: r.maxInFlight,
-		SQLTraced: r.sqlTraced, StartTimeout: r.startTimeout, AllowTruncated: r.mock.allowTruncated}
+		SQLTraced: r.sqlTraced, StartTimeout: r.startTimeout, AllowTruncated: r.mock.allowTruncated, Limits: r.limits}
 	var outbound []*snapshots.Exchange
 	var err error
 	c.Inbound, outbound, err = session.Load(ctx, r.snapshot, r.mock.used())

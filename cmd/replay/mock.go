@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/replaykit/replay/internal/ca"
+	"github.com/replaykit/replay/internal/listen"
 	"github.com/replaykit/replay/mock"
 )
 
@@ -27,6 +28,7 @@ type mockOptions struct {
 	upstreamCA string
 	volatile   []string
 	match      string
+	limits     listen.Limits
 
 	stdout, stderr io.Writer
 	// onReady, when set, is told the addresses listened on (tests).
@@ -40,7 +42,7 @@ func newCmdMock(s streams) *cobra.Command {
 		Short: "Answer an app's outbound calls from a snapshot",
 		Long:  longHelp("mock"),
 		Example: `  replay mock --snapshot orders.snap --listen 127.0.0.1:8082
-  replay mock --snapshot orders.snap --listen :8082 --mock api.stripe.com:443 --on-miss passthrough
+  replay mock --snapshot orders.snap --listen 127.0.0.1:8082 --mock api.stripe.com:443 --on-miss passthrough
   replay mock --snapshot orders.snap --serve 127.0.0.1:9001=catalog.example.com:443   # base URL http://127.0.0.1:9001`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -84,7 +86,7 @@ func (opts *mockOptions) plan() (*mockPlan, error) {
 	}
 	p := &mockPlan{resolve: map[string]string{}}
 	if opts.listen != "" {
-		l, err := listenAddr(opts.listen)
+		l, err := listen.Addr(opts.listen)
 		if err != nil {
 			return nil, usagef("mock: --listen: %v", err)
 		}
@@ -104,11 +106,11 @@ func (opts *mockOptions) plan() (*mockPlan, error) {
 	}
 	p.match = level
 	for _, s := range opts.serve {
-		listen, svc, ok := strings.Cut(s, "=")
+		addr, svc, ok := strings.Cut(s, "=")
 		if !ok || !isHostPort(svc) {
 			return nil, usagef("mock: --serve %q: want LISTEN=HOST:PORT, e.g. 127.0.0.1:9001=api.example.com:443", s)
 		}
-		l, err := listenAddr(listen)
+		l, err := listen.Addr(addr)
 		if err != nil {
 			return nil, usagef("mock: --serve %q: %v", s, err)
 		}
@@ -175,6 +177,8 @@ func mockRun(ctx context.Context, opts *mockOptions) error {
 		Rules:        rules,
 		VolatileKeys: opts.volatile,
 		Logger:       logger,
+		Limits:       opts.limits,
+		Warn:         func(err error) { fmt.Fprintf(opts.stderr, "replay: warning: %v\n", err) },
 	}))
 	if errors.Is(err, mock.ErrUnknownService) {
 		return usagef("%v", err)

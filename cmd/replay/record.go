@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/replaykit/replay/internal/listen"
 	"github.com/replaykit/replay/recorder"
 )
 
@@ -34,6 +35,7 @@ type recordOptions struct {
 	stopTimeout   time.Duration
 	fromPcap      string
 	ports         []int
+	limits        listen.Limits
 
 	stdout, stderr io.Writer
 	// interrupts delivers SIGINT/SIGTERM: the first stops gracefully, the
@@ -51,10 +53,10 @@ func newCmdRecord(s streams) *cobra.Command {
 		Short: "Record a service's traffic into a snapshot",
 		Long:  longHelp("record"),
 		Example: `  replay record --out orders.snap --inbound 127.0.0.1:8081=http://127.0.0.1:8080
-  replay record --out orders.snap --inbound :8081=http://127.0.0.1:8080 \
+  replay record --out orders.snap --inbound 127.0.0.1:8081=http://127.0.0.1:8080 \
       --outbound 127.0.0.1:8082 --postgres 127.0.0.1:6432=127.0.0.1:5432 \
       --endpoint 'GET /orders/{id}/status' --redact-header X-Api-Key
-  replay record --out rpc.snap --inbound :8081=http://127.0.0.1:8080 --endpoint-by 'json:$.method'
+  replay record --out rpc.snap --inbound 127.0.0.1:8081=http://127.0.0.1:8080 --endpoint-by 'json:$.method'
   tcpdump -i lo -w orders.pcap 'tcp port 8080'   # then Ctrl-C
   replay record --from-pcap orders.pcap --port 8080 --out orders.snap`,
 		Args: exactArgs(0),
@@ -72,6 +74,7 @@ func newCmdRecord(s streams) *cobra.Command {
 	f.StringVar(&opts.outbound, "outbound", "", "record outbound HTTP(S): a forward proxy on `LISTEN` for the app's HTTP_PROXY/HTTPS_PROXY")
 	f.BoolVar(&opts.outboundHTTP2, "outbound-http2", false, "for --outbound: let apps speak HTTP/2 inside intercepted HTTPS (offered by ALPN; default HTTP/1.1)")
 	opts.postgres.addFlags(f)
+	opts.limits.AddFlags(f)
 	addCADirFlag(f, &opts.caDir)
 	f.StringArrayVar(&opts.redactHeaders, "redact-header", nil, "also redact the values of header `NAME` (repeatable; Authorization, Cookie, Set-Cookie, Proxy-Authorization always are)")
 	f.Int64Var(&opts.bodyLimit, "body-limit", recorder.DefaultBodyLimit, "record at most `BYTES` of each body (longer ones are marked truncated; 0 records none)")

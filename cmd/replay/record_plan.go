@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"strconv"
 	"strings"
 
+	"github.com/replaykit/replay/internal/listen"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -54,11 +54,11 @@ func (opts *recordOptions) plan() (*recordPlan, error) {
 // planInbound checks the --inbound LISTEN=URL specs.
 func (opts *recordOptions) planInbound(p *recordPlan) error {
 	for _, s := range opts.inbound {
-		listen, target, ok := strings.Cut(s, "=")
+		addr, target, ok := strings.Cut(s, "=")
 		if !ok {
 			return usagef("record: --inbound %q: want LISTEN=URL, e.g. 127.0.0.1:8081=http://127.0.0.1:8080", s)
 		}
-		l, err := listenAddr(listen)
+		l, err := listen.Addr(addr)
 		if err != nil {
 			return usagef("record: --inbound %q: %v", s, err)
 		}
@@ -76,7 +76,7 @@ func (opts *recordOptions) planOutbound(p *recordPlan) error {
 	if opts.outbound == "" {
 		return nil
 	}
-	l, err := listenAddr(opts.outbound)
+	l, err := listen.Addr(opts.outbound)
 	if err != nil {
 		return usagef("record: --outbound %q: %v", opts.outbound, err)
 	}
@@ -86,11 +86,11 @@ func (opts *recordOptions) planOutbound(p *recordPlan) error {
 
 // planPostgres checks --postgres [LISTEN=]HOST:PORT and its TLS flags.
 func (opts *recordOptions) planPostgres(p *recordPlan) error {
-	listen, server, err := opts.postgres.parse("record", 1)
-	if err != nil || len(listen) == 0 {
+	addrs, server, err := opts.postgres.parse("record", 1)
+	if err != nil || len(addrs) == 0 {
 		return err
 	}
-	l, err := listenAddr(listen[0])
+	l, err := listen.Addr(addrs[0])
 	if err != nil {
 		return usagef("record: --postgres %q: %v", opts.postgres.spec, err)
 	}
@@ -172,21 +172,6 @@ func (opts *recordOptions) checkPcap() error {
 		}
 	}
 	return nil
-}
-
-// listenAddr checks a LISTEN address: [HOST]:PORT, or a bare port.
-func listenAddr(s string) (string, error) {
-	if _, err := strconv.ParseUint(s, 10, 16); err == nil {
-		s = ":" + s
-	}
-	_, port, err := net.SplitHostPort(s)
-	if err != nil {
-		return "", fmt.Errorf("listen address %q is not [HOST]:PORT", s)
-	}
-	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-		return "", fmt.Errorf("listen address %q has no valid port", s)
-	}
-	return s, nil
 }
 
 // targetURL parses the app's URL; a bare host:port means http.

@@ -24,6 +24,8 @@ func newSession(p *recordPlan, opts *recordOptions, logger *slog.Logger) (*recor
 		BodyLimit:     p.bodyLimit,
 		RedactHeaders: opts.redactHeaders,
 		Logger:        logger,
+		Limits:        opts.limits,
+		Warn:          func(err error) { fmt.Fprintf(opts.stderr, "replay: warning: %v\n", err) },
 	}
 	for _, in := range p.inbound {
 		cfg.Inbound = append(cfg.Inbound, recorder.SessionInbound{Listen: in.listen, Target: in.target})
@@ -56,6 +58,7 @@ func newSession(p *recordPlan, opts *recordOptions, logger *slog.Logger) (*recor
 func newSQLCounter(server string, opts *recordOptions, logger *slog.Logger) func(net.Addr, func(*snapshots.Statement)) (recorder.PostgresProxy, error) {
 	return func(addr net.Addr, onStatement func(*snapshots.Statement)) (recorder.PostgresProxy, error) {
 		cfg := sqlcount.Config{Upstream: server, OnStatement: onStatement, Logger: logger}
+		cfg.StartupTimeout, cfg.IdleTimeout = opts.limits.SQLTimeouts()
 		if err := opts.postgres.tls.set(&cfg, opts.caDir, addr.String()); err != nil {
 			return nil, err
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/replaykit/replay/internal/listen"
 	"github.com/replaykit/replay/sqlcount"
 )
 
@@ -18,6 +19,7 @@ type sqlcountOptions struct {
 	jsonPath string
 	caDir    string
 	tls      pgTLSOptions
+	limits   listen.Limits
 
 	out, errOut io.Writer
 	// onListen, when set, is told the address listened on (tests).
@@ -55,14 +57,13 @@ time), most frequent first, and writes them to FILE as JSON when --json is given
 	cmd.Flags().StringVar(&opts.jsonPath, "json", "", "write the totals to `FILE` as JSON on exit")
 	addCADirFlag(cmd.Flags(), &opts.caDir)
 	opts.tls.addFlags(cmd.Flags(), "")
+	opts.limits.AddSQLFlags(cmd.Flags())
 	return cmd
 }
 
 func sqlcountRun(ctx context.Context, opts *sqlcountOptions) error {
-	cfg := sqlcount.Config{
-		Upstream: opts.upstream,
-		Logger:   slog.New(slog.NewTextHandler(opts.errOut, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	}
+	cfg := sqlcount.Config{Upstream: opts.upstream, Logger: slog.New(slog.NewTextHandler(opts.errOut, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	cfg.StartupTimeout, cfg.IdleTimeout = opts.limits.SQLTimeouts()
 	if err := opts.tls.set(&cfg, opts.caDir, opts.listen); err != nil {
 		return fmt.Errorf("sqlcount: %w", err)
 	}
@@ -70,7 +71,8 @@ func sqlcountRun(ctx context.Context, opts *sqlcountOptions) error {
 	if err != nil {
 		return err
 	}
-	l, err := net.Listen("tcp", opts.listen)
+	warn := func(err error) { fmt.Fprintf(opts.errOut, "replay: warning: %v\n", err) }
+	l, err := opts.limits.Listen(opts.listen, "SQL counter", "it forwards connections to the database", cfg.Logger, warn)
 	if err != nil {
 		return fmt.Errorf("sqlcount: %w", err)
 	}

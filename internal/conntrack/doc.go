@@ -7,6 +7,10 @@
 // to the handler that hijacks (goproxy), putting what it hijacks in the Set.
 // Both mock.Server and recorder.Outbound use it.
 //
-// It does not limit, time out or count connections, and closing a Set does
-// not stop the proxy from accepting requests: the proxy checks Closed.
+// An intercepted tunnel carries HTTP requests that goproxy reads itself,
+// beyond http.Server's timeouts: Timeouts and Watch bound its handshake,
+// request headers and idle waits in the same way.
+//
+// It does not limit or count connections, and closing a Set does not stop
+// the proxy from accepting requests: the proxy checks Closed.
 package conntrack

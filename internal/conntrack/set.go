@@ -10,13 +10,18 @@ import (
 type Set struct {
 	mu     sync.Mutex
 	conns  map[*conn]struct{}
+	timed  map[string]*conn // the connections with Timeouts, by client address
 	closed bool
 }
 
 // Add puts c in the set and returns it wrapped, so that closing it takes it
 // out again. Once the set is closed it returns nil and leaves c to the
 // caller.
-func (s *Set) Add(c net.Conn) net.Conn {
+func (s *Set) Add(c net.Conn) net.Conn { return s.AddTimed(c, Timeouts{}) }
+
+// AddTimed is Add for a connection bounded by t (see Timeouts and Watch):
+// its handshake and first request's headers must come within t.ReadHeader.
+func (s *Set) AddTimed(c net.Conn, t Timeouts) net.Conn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -25,8 +30,15 @@ func (s *Set) Add(c net.Conn) net.Conn {
 	if s.conns == nil {
 		s.conns = map[*conn]struct{}{}
 	}
-	tc := &conn{Conn: c, s: s}
+	tc := &conn{Conn: c, s: s, t: t}
 	s.conns[tc] = struct{}{}
+	if t != (Timeouts{}) {
+		if s.timed == nil {
+			s.timed = map[string]*conn{}
+		}
+		s.timed[c.RemoteAddr().String()] = tc
+		tc.arm(t.ReadHeader)
+	}
 	return tc
 }
 
@@ -64,12 +76,18 @@ type conn struct {
 	net.Conn
 	s    *Set
 	once sync.Once
+	t    Timeouts
+	tmu  sync.Mutex
+	st   timer
 }
 
 func (c *conn) Close() error {
 	c.once.Do(func() {
 		c.s.mu.Lock()
 		delete(c.s.conns, c)
+		if c.s.timed[c.RemoteAddr().String()] == c {
+			delete(c.s.timed, c.RemoteAddr().String())
+		}
 		c.s.mu.Unlock()
 	})
 	return c.Conn.Close()

@@ -15,6 +15,9 @@ type Writer struct {
 	// ErrClosed is what Hijack returns, having closed the connection, once
 	// Set is closed; it names the proxy, e.g. "mock server closed".
 	ErrClosed error
+	// Timeouts bound the hijacked connection when it is an intercepted
+	// tunnel (see Timeouts); zero leaves it alone.
+	Timeouts Timeouts
 }
 
 var _ http.Hijacker = (*Writer)(nil)
@@ -25,7 +28,7 @@ func (w *Writer) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	tc := w.Set.Add(c)
+	tc := w.Set.AddTimed(c, w.Timeouts)
 	if tc == nil {
 		_ = c.Close()
 		return nil, nil, w.ErrClosed
