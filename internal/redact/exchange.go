@@ -2,7 +2,6 @@ package redact
 
 import (
 	"bytes"
-	"mime"
 	"net/http"
 	"strings"
 
@@ -160,12 +159,19 @@ func (r *Redactor) plainBody(ct string, b []byte) ([]byte, bool) {
 	switch {
 	case strings.Contains(ct, "json"), ct == "" && looksJSON(b):
 		return r.json(b)
-	case strings.HasPrefix(ct, "application/x-www-form-urlencoded"):
-		if mt, _, err := mime.ParseMediaType(ct); err == nil && mt == "application/x-www-form-urlencoded" {
-			return pairs(b, r.fields)
+	case isForm(ct):
+		if out, ok := pairs(b, r.fields); ok {
+			return out, true
 		}
 	}
 	return b, false
+}
+
+// isForm reports whether content type ct is
+// application/x-www-form-urlencoded, parameters aside.
+func isForm(ct string) bool {
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "application/x-www-form-urlencoded")
 }
 
 func looksJSON(b []byte) bool {

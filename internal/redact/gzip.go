@@ -15,7 +15,7 @@ const maxGunzip = 64 << 20
 // short (at the body limit) is redacted in what decompresses, and then
 // holds that part, compressed whole.
 func (r *Redactor) gzipBody(ct string, b []byte) ([]byte, bool) {
-	if ct != "" && !strings.Contains(ct, "json") && !strings.HasPrefix(ct, "application/x-www-form-urlencoded") {
+	if ct != "" && !strings.Contains(ct, "json") && !isForm(ct) {
 		return b, false
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(b))
