@@ -20,7 +20,9 @@ func (r *Redactor) gzipBody(ct string, b []byte) ([]byte, bool) {
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {
-		return b, false
+		// Not gzip after all: a HAR file holds bodies decoded, with the
+		// header the server sent.
+		return r.plainBody(ct, b)
 	}
 	plain, _ := io.ReadAll(io.LimitReader(zr, maxGunzip))
 	red, ok := r.plainBody(ct, plain)
