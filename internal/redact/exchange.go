@@ -34,9 +34,12 @@ func New(cfg Config) *Redactor {
 		return &Redactor{off: true, desc: cfg.String()}
 	}
 	set := func(names []string) map[string]bool {
-		m := map[string]bool{}
+		var m map[string]bool // nil when empty: nothing to look up
 		for _, n := range names {
 			if k := normalise(n); k != "" {
+				if m == nil {
+					m = map[string]bool{}
+				}
 				m[k] = true
 			}
 		}
@@ -71,9 +74,6 @@ func (r *Redactor) Redact(e *snapshots.Exchange) {
 
 // extra reports whether name is one of the names in set, normalised.
 func extra[S ~string | ~[]byte](set map[string]bool, name S) bool {
-	if len(set) == 0 {
-		return false
-	}
 	for k := range set {
 		if equalsNorm(name, k) {
 			return true
@@ -83,7 +83,7 @@ func extra[S ~string | ~[]byte](set map[string]bool, name S) bool {
 }
 
 func (r *Redactor) secretHeader(name string) bool {
-	return secretField(name) || extra(r.headers, name)
+	return secretField(name) || r.headers != nil && extra(r.headers, name)
 }
 
 // header returns h, or a copy with the secret values replaced.
@@ -210,7 +210,7 @@ func pairs[S ~string | ~[]byte](b S, extras map[string]bool) ([]byte, bool) {
 
 // secretName reports whether name looks secret or is one of extras.
 func secretName[S ~string | ~[]byte](name S, extras map[string]bool) bool {
-	return secretField(name) || extra(extras, name)
+	return secretField(name) || extras != nil && extra(extras, name)
 }
 
 func indexByte[S ~string | ~[]byte](s S, c byte) int {

@@ -1,5 +1,7 @@
 package redact
 
+import "bytes"
+
 // json redacts a JSON body: the scalar value of every object member whose
 // name looks secret becomes "[REDACTED]", and passwords inside URLs in
 // string values are masked; every other byte stays as it was. It scans the
@@ -79,19 +81,26 @@ func (r *Redactor) json(b []byte) ([]byte, bool) {
 }
 
 func (r *Redactor) secretField(name []byte) bool {
-	return secretField(name) || extra(r.fields, name)
+	return secretField(name) || r.fields != nil && extra(r.fields, name)
 }
 
 // stringEnd returns the index after the string that starts with the quote
 // at b[i]: after its closing quote, or len(b) when it is cut short.
 func stringEnd(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
+	for j := i + 1; j < len(b); {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return len(b)
+		}
+		j += k
+		n := 0 // backslashes before the quote
+		for n < j-i-1 && b[j-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
 			return j + 1
 		}
+		j++
 	}
 	return len(b)
 }

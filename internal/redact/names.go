@@ -49,23 +49,51 @@ func SecretName(name string) bool {
 func SecretField(name string) bool { return secretField(name) }
 
 func secretField[S ~string | ~[]byte](name S) bool {
-	for _, w := range notSecret {
-		if endsWith(name, w) {
+	i := len(name) - 1
+	for i >= 0 && !isAlnum(name[i]) {
+		i--
+	}
+	if i < 0 {
+		return false
+	}
+	// Only the words ending with name's last letter can match: most names
+	// are ruled out by a comparison or two.
+	for _, w := range wordsByLast[lower(name[i])] {
+		switch {
+		case w.kind == wordNot && endsWith(name, w.word):
 			return false
-		}
-	}
-	for _, w := range secretSuffixes {
-		if endsWith(name, w) {
-			return true
-		}
-	}
-	for _, w := range secretExact {
-		if equalsNorm(name, w) {
+		case w.kind == wordSuffix && endsWith(name, w.word), w.kind == wordExact && equalsNorm(name, w.word):
 			return true
 		}
 	}
 	return false
 }
+
+// A word of the list and how it matches.
+type word struct {
+	word string
+	kind int
+}
+
+const (
+	wordNot    = iota // a name ending with it is not secret
+	wordSuffix        // a name ending with it is secret
+	wordExact         // a name that is it is secret
+)
+
+// wordsByLast indexes the list by the words' last letter; the exceptions
+// come first in each entry.
+var wordsByLast = func() (t [256][]word) {
+	for _, g := range []struct {
+		kind  int
+		words []string
+	}{{wordNot, notSecret}, {wordSuffix, secretSuffixes}, {wordExact, secretExact}} {
+		for _, w := range g.words {
+			t[w[len(w)-1]] = append(t[w[len(w)-1]], word{w, g.kind})
+		}
+	}
+	return t
+}()
 
 // endsWith reports whether name, normalised, ends with w (lower case,
 // letters and digits only). It does not allocate.
