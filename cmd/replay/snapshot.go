@@ -114,7 +114,9 @@ Lines file carries). Inbound GraphQL requests get their operation
 ("POST /graphql {allBooks}"), and --endpoint-by json:$.PATH names those of
 other single-URL APIs by a JSON body value ("POST /rpc {getUser}"), replacing
 the operation a file carries. --direction outbound imports a HAR of an upstream API's
-traffic as outbound exchanges, for replay mock to serve. SNAP must not exist.
+traffic as outbound exchanges, for replay mock to serve. Secrets are redacted as
+replay record does (--redact-header, --redact-query, --redact-field add names;
+--no-redact keeps them). SNAP must not exist.
 The format may be left out when FILE ends in .jsonl, .ndjson or .har.`,
 		Example: `  replay snapshot import session.har --out session.snap
   replay snapshot import - --format jsonl --out copy.snap < orders.jsonl

@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -157,6 +158,9 @@ func FuzzRedactBody(f *testing.F) {
 			}
 			if !changed && !bytes.Equal(out, b) {
 				t.Fatalf("unchanged but different")
+			}
+			if ct == "application/json" && json.Valid(b) && !json.Valid(out) {
+				t.Fatalf("valid JSON became invalid: %q -> %q", b, out)
 			}
 			again, _ := r.plainBody(ct, out)
 			if !bytes.Equal(again, out) {
