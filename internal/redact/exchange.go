@@ -72,7 +72,8 @@ func (r *Redactor) Redact(e *snapshots.Exchange) {
 	}
 }
 
-// extra reports whether name is one of the names in set, normalised.
+// extra reports whether name, normalised, is one of the names in set (a
+// Config's few added names).
 func extra[S ~string | ~[]byte](set map[string]bool, name S) bool {
 	for k := range set {
 		if equalsNorm(name, k) {
@@ -92,10 +93,8 @@ func (r *Redactor) header(h http.Header) http.Header {
 	for k, vs := range h {
 		secret := r.secretHeader(k)
 		for i, v := range vs {
-			nv := v
-			if secret {
-				nv = Mask
-			} else {
+			nv := Mask
+			if !secret {
 				nv = urlPasswords(v)
 			}
 			if nv == v {
