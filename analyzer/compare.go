@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+
+	"github.com/replaykit/replay/snapshots"
 )
 
 // Verdict is the outcome of a comparison, per endpoint and overall.
@@ -299,6 +301,13 @@ func Compare(base, cand *Summary, opts CompareOptions) (*Comparison, error) {
 	}
 	for i, s := range []*Summary{c.Baseline, c.Candidate} {
 		if n := SQLCheckNote([2]string{"baseline", "candidate"}[i], s); n != "" {
+			c.Notes = append(c.Notes, n)
+		}
+	}
+	// Both sides replay the same requests; their mocks may differ.
+	c.Notes = append(c.Notes, TruncatedNotes(snapshots.RunInfo{Truncated: cand.Info.Truncated}, "")...)
+	for i, info := range []snapshots.RunInfo{base.Info, cand.Info} {
+		if n := TruncatedMockNote(info, [2]string{"baseline", "candidate"}[i]); n != "" {
 			c.Notes = append(c.Notes, n)
 		}
 	}

@@ -77,6 +77,10 @@
 // With Timing "recorded" the answer waits the recorded duration first (the
 // request's context cuts the wait short). A recording of a failed call
 // (status 0) answers 502 with X-Replay-Mock: recorded-error.
+// A recorded response whose body was cut at recording (the recorder's body
+// limit) answers 502 with X-Replay-Mock: truncated, unless
+// Config.AllowTruncated serves it cut (marked the same); Stats.Truncated
+// counts both.
 //
 // A miss (no level finds a candidate) is counted (Misses), kept in MissLog
 // (distinct requests by method, service, path, query and body, at most

@@ -89,7 +89,7 @@ func (s *Server) intercepted(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Requ
 	if err := s.wait(r.Context(), en.ex); err != nil {
 		return r, textReply(http.StatusGatewayTimeout, "error", "replay mock: "+err.Error()+"\n").response(r)
 	}
-	return r, recordedReply(r.Method, en.ex).response(r)
+	return r, s.answer(r.Method, en.ex).response(r)
 }
 
 // reverseProxy passes requests for a served service to the real one.

@@ -3,6 +3,7 @@ package mock
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/textproto"
@@ -17,6 +18,23 @@ import (
 // a transport failure instead of a response, "truncated" when the recorded
 // body was cut at the recorder's body limit.
 const MarkerHeader = "X-Replay-Mock"
+
+// answer is the reply to a request with method from the recorded exchange
+// e. A recorded response whose body was cut at recording (the recorder's
+// body limit) is counted (Stats.Truncated) and, unless
+// Config.AllowTruncated, refused: a 502 marked "truncated" that says so,
+// rather than a cut body passed off as the upstream's answer.
+func (s *Server) answer(method string, e *snapshots.Exchange) reply {
+	if method != http.MethodHead && e.Status != 0 && bodyAllowed(e.Status) && e.ResponseTruncated() {
+		s.truncated.Add(1)
+		if !s.cfg.AllowTruncated {
+			s.log.Info("mock refused a truncated recording", "exchange", e.ID, "kept", len(e.ResponseBody), "size", e.ResponseBodySize)
+			return textReply(http.StatusBadGateway, "truncated", fmt.Sprintf("replay mock: the recorded response of %s %s (exchange %d) was cut at recording (%d of %d bytes kept): record again with a larger --body-limit, or pass --allow-truncated to serve it cut\n",
+				e.Method, e.URL, e.ID, len(e.ResponseBody), e.ResponseBodySize))
+		}
+	}
+	return recordedReply(method, e)
+}
 
 // reply is a response ready to send: status, headers and body.
 type reply struct {

@@ -93,6 +93,11 @@ type Config struct {
 	// Rules are user-given endpoint templates (as recorded with); nil uses
 	// the computed ones.
 	Rules []snapshots.Rule
+	// AllowTruncated serves recorded responses whose body was cut at
+	// recording (the recorder's body limit) cut, marked "truncated"
+	// (MarkerHeader); when false they are refused with a 502 marked
+	// "truncated" that says why. Either way Stats.Truncated counts them.
+	AllowTruncated bool
 	// VolatileKeys adds query parameter and JSON member names whose values
 	// are ignored at the loose level, to the built-in ones (doc.go).
 	VolatileKeys []string
@@ -118,6 +123,10 @@ type Stats struct {
 	// that the real upstream did not answer: it could not be reached or
 	// cut the connection. Each got a 502 naming the error.
 	PassthroughErrors int64
+	// Truncated counts the requests matched to a recorded response whose
+	// body was cut at recording: served cut with Config.AllowTruncated,
+	// else refused (502).
+	Truncated int64
 }
 
 // Server answers outbound calls from recorded exchanges. It is a forward
@@ -132,7 +141,7 @@ type Server struct {
 	proxy     *goproxy.ProxyHttpServer
 	transport *http.Transport
 
-	exact, loose, template, misses, passthrough, tunnels, passErrors atomic.Int64
+	exact, loose, template, misses, passthrough, tunnels, passErrors, truncated atomic.Int64
 
 	missMu   sync.Mutex
 	missLog  []*MissError
@@ -256,7 +265,7 @@ func (s *Server) Stats() Stats {
 	return Stats{
 		Exact: s.exact.Load(), Loose: s.loose.Load(), Template: s.template.Load(),
 		Misses: s.misses.Load(), Passthrough: s.passthrough.Load(), Tunnels: s.tunnels.Load(),
-		PassthroughErrors: s.passErrors.Load(),
+		PassthroughErrors: s.passErrors.Load(), Truncated: s.truncated.Load(),
 	}
 }
 
@@ -370,7 +379,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scheme, service s
 		if s.wait(r.Context(), en.ex) != nil {
 			return // the client gave up
 		}
-		recordedReply(r.Method, en.ex).write(w)
+		s.answer(r.Method, en.ex).write(w)
 	}
 }
 

@@ -17,6 +17,9 @@ func (s *Server) WriteSummary(w io.Writer) {
 	}
 	fmt.Fprintf(w, "mock stopped: %d calls answered (%d exact, %d loose, %d by template), %d misses, %d passed through%s\n",
 		answered, st.Exact, st.Loose, st.Template, st.Misses, st.Passthrough, failed)
+	if st.Truncated > 0 {
+		fmt.Fprintln(w, TruncatedSentence(st.Truncated, s.cfg.AllowTruncated))
+	}
 	log := s.MissLog()
 	if len(log) == 0 {
 		return
@@ -42,4 +45,14 @@ func (s *Server) WriteSummary(w io.Writer) {
 	if rest := st.Misses - kept; rest > 0 {
 		fmt.Fprintf(w, "  … and %d more misses of requests not listed (the first %d distinct ones are)\n", rest, MissLogLimit)
 	}
+}
+
+// TruncatedSentence says what became of n calls matched to a recorded
+// response whose body was cut at recording: served cut (allowed, with
+// --allow-truncated) or refused.
+func TruncatedSentence(n int64, allowed bool) string {
+	if allowed {
+		return fmt.Sprintf("%d calls were served a recorded response body cut at recording (--allow-truncated)", n)
+	}
+	return fmt.Sprintf("%d calls refused (502): their recorded response body was cut at recording; record again with a larger --body-limit, or pass --allow-truncated", n)
 }

@@ -68,6 +68,11 @@ type Config struct {
 	// its full name, by a glob over it, or by any entry naming no operation
 	// that selects "POST /graphql".
 	Endpoints []string
+	// AllowTruncated replays requests whose body was cut at recording
+	// (snapshots.Exchange.RequestTruncated) as recorded, cut, counting them
+	// per endpoint (Replayer.Truncated); when false, New refuses them with
+	// a *TruncatedError.
+	AllowTruncated bool
 	// Header is added to every request, replacing recorded values of the
 	// same name. It may supply values of redacted headers. A "Host" entry
 	// sets the Host header; otherwise it is the target's host.
@@ -120,6 +125,9 @@ type Replayer struct {
 	pool connPool
 	// running guards against concurrent Run calls.
 	running atomic.Bool
+
+	// truncated counts the requests replayed cut, per endpoint.
+	truncated map[string]int64
 
 	// alone tells whether a request had the target to itself (for
 	// SQLCounted); used only with a counter.
@@ -179,6 +187,13 @@ func New(cfg Config) (*Replayer, error) {
 		}
 		return nil, fmt.Errorf("replayer: %w", ErrNoRequests)
 	}
+	truncated, err := Truncated(cfg.Exchanges, cfg.Endpoints)
+	if err != nil {
+		return nil, err
+	}
+	if truncated != nil && !cfg.AllowTruncated {
+		return nil, fmt.Errorf("replayer: %w", &TruncatedError{Endpoints: truncated})
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -198,6 +213,7 @@ func New(cfg Config) (*Replayer, error) {
 		maxInfl:   cfg.MaxInFlight,
 		log:       logger,
 		pool:      connPool{max: cfg.MaxInFlight},
+		truncated: truncated,
 	}
 	return r, nil
 }

@@ -40,6 +40,19 @@ type template struct {
 // recorded value is dropped like a hop-by-hop header.
 var computedHeaders = [...]string{"Content-Length", "Host", "Traceparent", "Tracestate"}
 
+// templateEndpoint is the endpoint of a recorded request as replayed: the
+// recorded one, else computed (a missing method is GET).
+func templateEndpoint(e *snapshots.Exchange) string {
+	if e.Endpoint != "" {
+		return e.Endpoint
+	}
+	method := e.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	return snapshots.EndpointOf(&snapshots.Exchange{Method: method, URL: e.URL, RequestBody: e.RequestBody, Direction: e.Direction}, nil)
+}
+
 func newTemplate(e *snapshots.Exchange, target *url.URL, override http.Header) (*template, error) {
 	ru, err := url.Parse(e.URL)
 	if err != nil {
@@ -59,10 +72,7 @@ func newTemplate(e *snapshots.Exchange, target *url.URL, override http.Header) (
 	if method == "" {
 		method = http.MethodGet
 	}
-	endpoint := e.Endpoint
-	if endpoint == "" {
-		endpoint = snapshots.EndpointOf(&snapshots.Exchange{Method: method, URL: e.URL, RequestBody: e.RequestBody, Direction: e.Direction}, nil)
-	}
+	endpoint := templateEndpoint(e)
 	t := &template{
 		id:       e.ID,
 		endpoint: endpoint,

@@ -15,6 +15,7 @@ import (
 func crashedFixture(t testing.TB) *RunReport {
 	r := runFixture(t)
 	r.Summary.Info.StatementErrors = 3
+	r.Summary.Info.Truncated = map[string]int64{"POST /orders": 3, "GET /orders": 1}
 	r.Artifacts = append(r.Artifacts, Artifact{Name: "build log", Path: "out/candidate.run.build.log"})
 	r.Failures = analyzer.CheckFailures(r.Summary, 0.002,
 		&analyzer.BuildExit{How: "exited with status 2", LastLines: []string{"starting workers", "panic: out of memory"}})
@@ -36,6 +37,9 @@ func TestFailuresGolden(t *testing.T) {
 			}
 			if !strings.Contains(b.String(), "the build exited") || !strings.Contains(b.String(), "panic: out of memory") {
 				t.Errorf("%s report does not name the exited build and its last line:\n%s", f, b.String())
+			}
+			if want := "POST /orders: 3 recorded requests replayed with their body cut at recording (--allow-truncated)."; f != JUnit && !strings.Contains(b.String(), want) {
+				t.Errorf("%s report does not say %q:\n%s", f, want, b.String())
 			}
 			golden.Check(t, "run-failed"+f.Ext()+".golden", b.Bytes())
 		})

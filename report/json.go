@@ -74,6 +74,12 @@ type RunInfoDocument struct {
 	// LoadSQL is what the SQL counter saw during the load and how it
 	// compares with the explain phase; absent when not measured.
 	LoadSQL *LoadSQLDocument `json:"load_sql,omitempty"`
+	// Truncated counts, per endpoint, the recorded requests replayed with a
+	// body cut at recording (--allow-truncated); absent when none was.
+	Truncated map[string]int64 `json:"truncated,omitempty"`
+	// Notes say what was cut at recording, requests and the mock's
+	// responses, one sentence each; absent when nothing was.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // LoadSQLDocument is the SQL counter's view of a run's load, and the
@@ -200,7 +206,8 @@ func latencyDoc(e *analyzer.EndpointSummary) LatencyDocument {
 
 func runInfoDoc(s *analyzer.Summary) RunInfoDocument {
 	i := s.Info
-	d := RunInfoDocument{Name: i.Name, Snapshot: i.Snapshot, Target: i.Target, Settings: i.Settings, Statements: i.Statements, MockMisses: i.MockMisses, Wiring: i.Wiring}
+	d := RunInfoDocument{Name: i.Name, Snapshot: i.Snapshot, Target: i.Target, Settings: i.Settings, Statements: i.Statements, MockMisses: i.MockMisses, Wiring: i.Wiring,
+		Truncated: i.Truncated, Notes: analyzer.TruncatedNotes(i, "")}
 	if d.Settings == nil {
 		d.Settings = map[string]string{}
 	}

@@ -88,7 +88,7 @@ func runNotes(s *analyzer.Summary) []string {
 	} else if m > 0 {
 		notes = append(notes, fmt.Sprintf("Mock: %d upstream calls had no recorded answer.", m))
 	}
-	return notes
+	return append(notes, analyzer.TruncatedNotes(s.Info, "")...)
 }
 
 // ComparisonText writes a comparison for a terminal: the verdict, a table

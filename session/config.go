@@ -51,6 +51,12 @@ type Config struct {
 	// Env holds KEY=VALUE entries for every side's build command, under
 	// the side's own SideConfig.Env.
 	Env []string
+	// AllowTruncated replays recorded requests whose body was cut at
+	// recording, counted per endpoint in the run files; when false, Run
+	// and Compare refuse them before anything starts, with a
+	// *replayer.TruncatedError. (Mock.AllowTruncated is the same for the
+	// mock's recorded responses.)
+	AllowTruncated bool
 
 	// Mock, when set, mocks the upstreams of each side with its own
 	// mock.Server made from it (its CA is replay's, from CADir); nil mocks
@@ -131,6 +137,15 @@ func (c *Config) check() error {
 		return fmt.Errorf("%s holds no inbound requests to replay", c.Snapshot)
 	case c.Postgres != nil && c.Postgres.Upstream == "":
 		return errors.New("counting SQL needs the PostgreSQL server's address (Postgres.Upstream)")
+	}
+	if !c.AllowTruncated {
+		cut, err := replayer.Truncated(c.Inbound, c.Endpoints)
+		if err != nil {
+			return err
+		}
+		if cut != nil {
+			return fmt.Errorf("%s: %w", c.Snapshot, &replayer.TruncatedError{Endpoints: cut})
+		}
 	}
 	if c.Mock != nil && c.authority == nil {
 		a, err := ca.LoadOrCreate(c.CADir)

@@ -201,6 +201,8 @@ func (s *Side) open(vus int, settings map[string]string) error {
 		Timeout:     c.Timeout,
 		MaxInFlight: max(c.maxInFlight(), vus),
 		SQLTraced:   c.SQLTraced,
+
+		AllowTruncated: c.AllowTruncated,
 	}
 	if s.sql != nil {
 		cfg.SQL = s.sql
@@ -210,7 +212,8 @@ func (s *Side) open(vus int, settings map[string]string) error {
 		return s.wrap(err)
 	}
 	s.rp = rp
-	s.info = snapshots.RunInfo{Name: s.sc.Name, Snapshot: c.Snapshot, Target: s.target, Started: time.Now(), Settings: s.settings(settings)}
+	s.info = snapshots.RunInfo{Name: s.sc.Name, Snapshot: c.Snapshot, Target: s.target, Started: time.Now(), Settings: s.settings(settings),
+		Truncated: rp.Truncated()}
 	if s.sql != nil {
 		// Kept from the start, so that the summary keeps every request's span.
 		s.info.UnattributedSQL = snapshots.SQLHistogram{Bin: snapshots.DefaultSQLBin}

@@ -27,6 +27,7 @@ func (s *Side) wiringFacts() *snapshots.Wiring {
 		w.MockCalls = st.Exact + st.Loose + st.Template + st.Misses
 		w.RecordedCalls = s.recordedCalls()
 		w.MockPassthroughErrors = st.PassthroughErrors
+		w.MockTruncated, w.MockTruncatedServed = st.Truncated, st.Truncated > 0 && s.cfg.Mock.AllowTruncated
 	}
 	return w
 }

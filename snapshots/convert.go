@@ -87,14 +87,16 @@ func ExportFile(ctx context.Context, s *Snapshot, path string, f Format) error {
 	return nil
 }
 
-// Import reads r in format f into w; har applies to HAR files only (JSON
-// Lines records carry their direction).
-func Import(ctx context.Context, r io.Reader, w *Writer, f Format, har HAROptions) error {
+// Import reads r in format f into w; opts.Direction applies to HAR files
+// only (JSON Lines records carry their direction). Entries that break the
+// rules are skipped and told to opts.Rejected; a file from which nothing
+// could be imported is an error (ErrNothingImported).
+func Import(ctx context.Context, r io.Reader, w *Writer, f Format, opts ImportOptions) error {
 	switch f {
 	case JSONL:
-		return ImportJSONL(ctx, r, w)
+		return ImportJSONLWith(ctx, r, w, opts)
 	case HAR:
-		return ImportHARWith(ctx, r, w, har)
+		return ImportHARWith(ctx, r, w, opts)
 	}
 	return fmt.Errorf("import snapshot: unknown format %q", f)
 }

@@ -14,9 +14,11 @@ const RunSchemaVersion = 2
 
 // Sentinel errors; wrapped with the file name.
 var (
-	// ErrNotSnapshot: the file is not a replay snapshot (or run file).
+	// ErrNotSnapshot: the file is not a replay snapshot (or run file: its
+	// message then says "not a replay run file").
 	ErrNotSnapshot = errors.New("not a replay snapshot")
-	// ErrVersion: the file's format version is unknown or newer than this build.
+	// ErrVersion: the file's format version is unknown or newer than this
+	// build (a run file's says "unsupported run file version").
 	ErrVersion = errors.New("unsupported snapshot version")
 	// ErrExists: Create was asked to write over an existing file.
 	ErrExists = errors.New("file exists")

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/url"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -33,6 +35,36 @@ func addExportSeed(f *testing.F, export func(context.Context, *Snapshot, *bytes.
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())
+}
+
+// checkRules checks that what was imported keeps the rules of an import:
+// something was imported; each exchange has a method, a URL that parses, a
+// direction, a status in 100–599 (or 0 with an error), no negative duration
+// or size; no statement has a negative duration.
+func checkRules(t *testing.T, m *memSink) {
+	if len(m.exchanges)+len(m.statements) == 0 {
+		t.Fatal("import succeeded with nothing imported")
+	}
+	for _, e := range m.exchanges {
+		_, err := url.Parse(e.URL)
+		switch {
+		case e.Method == "" || strings.ContainsAny(e.Method, " \t\r\n/"):
+			t.Fatalf("exchange %d: method %q", e.ID, e.Method)
+		case e.URL == "" || err != nil:
+			t.Fatalf("exchange %d: url %q", e.ID, e.URL)
+		case e.Direction != Inbound && e.Direction != Outbound:
+			t.Fatalf("exchange %d: direction %q", e.ID, e.Direction)
+		case !(e.Status >= 100 && e.Status <= 599 || e.Status == 0 && e.Error != ""):
+			t.Fatalf("exchange %d: status %d (error %q)", e.ID, e.Status, e.Error)
+		case e.Duration < 0 || e.RequestBodySize < 0 || e.ResponseBodySize < 0:
+			t.Fatalf("exchange %d: duration %s, sizes %d and %d", e.ID, e.Duration, e.RequestBodySize, e.ResponseBodySize)
+		}
+	}
+	for _, s := range m.statements {
+		if s.Duration < 0 {
+			t.Fatalf("statement %d: duration %s", s.ID, s.Duration)
+		}
+	}
 }
 
 // checkReencode checks that what was imported survives our own encoding.
@@ -81,6 +113,7 @@ func FuzzImportJSONL(f *testing.F) {
 		if err := importJSONL(context.Background(), bytes.NewReader(data), newImporter(m, nil)); err != nil {
 			return
 		}
+		checkRules(t, m)
 		checkReencode(t, m)
 	})
 }
@@ -92,6 +125,7 @@ func FuzzImportHAR(f *testing.F) {
 		if err := importHAR(context.Background(), bytes.NewReader(data), newImporter(m, nil)); err != nil {
 			return
 		}
+		checkRules(t, m)
 		checkReencode(t, m)
 	})
 }

@@ -19,27 +19,38 @@ import (
 // exchanges (ImportHARWith can make them outbound) of the service named by the URL's host and port (80 or 443 by
 // default); browsers store bodies decoded, so their Content-Encoding and
 // Content-Length headers are dropped with the HTTP/2 pseudo-headers, and
-// entries that are not HTTP (data:, blob:, chrome-extension:) are skipped.
-// The file is read as a stream, an entry at a time.
+// entries a browser loads without the network (data:, blob:,
+// chrome-extension:) are skipped. An entry that breaks the rules (see
+// ImportJSONL; its URL must be http or https) is skipped too, told to
+// ImportOptions.Rejected; a file of which nothing imports is an error
+// (ErrNothingImported). The file is read as a stream, an entry at a time.
 func ImportHAR(ctx context.Context, r io.Reader, w *Writer) error {
 	return ImportHARWith(ctx, r, w, HAROptions{})
 }
 
-// HAROptions configure ImportHARWith. The zero value is what ImportHAR does.
-type HAROptions struct {
-	// Direction is given to entries that lack replay's fields (those of
+// ImportOptions configure ImportHARWith, ImportJSONLWith and Import. The
+// zero value is what ImportHAR and ImportJSONL do.
+type ImportOptions struct {
+	// Direction is given to HAR entries that lack replay's fields (those of
 	// browsers and other tools): Outbound makes a HAR of an upstream API's
-	// traffic something the mock can serve. Empty means Inbound.
+	// traffic something the mock can serve. Empty means Inbound. JSON
+	// Lines records carry their own.
 	Direction Direction
+	// Rejected is called for each entry skipped because it breaks the
+	// rules (see ImportJSONL); nil ignores them.
+	Rejected func(*Rejected)
 }
 
+// HAROptions is the former name of ImportOptions.
+type HAROptions = ImportOptions
+
 // ImportHARWith is ImportHAR with options.
-func ImportHARWith(ctx context.Context, r io.Reader, w *Writer, opts HAROptions) error {
+func ImportHARWith(ctx context.Context, r io.Reader, w *Writer, opts ImportOptions) error {
 	if err := checkDirection(opts.Direction); err != nil {
 		return fmt.Errorf("import har: %w", err)
 	}
 	im := newImporter(w, w.rules)
-	im.direction = opts.Direction
+	im.direction, im.rejected = opts.Direction, opts.Rejected
 	if err := importHAR(ctx, r, im); err != nil {
 		return fmt.Errorf("import har: %w", err)
 	}
@@ -74,7 +85,7 @@ func importHAR(ctx context.Context, r io.Reader, im *importer) error {
 	if !sawLog {
 		return errNotHAR
 	}
-	return nil
+	return im.done()
 }
 
 func importHARLog(ctx context.Context, dec *json.Decoder, im *importer) error {
@@ -100,34 +111,23 @@ func importHARLog(ctx context.Context, dec *json.Decoder, im *importer) error {
 			}
 			im.header = &h
 		case "entries":
-			err = eachElement(dec, "entry", func(n int) error {
+			err = eachElement(dec, "entry", "entries", func(n int) error {
 				if n%1024 == 0 && ctx.Err() != nil {
 					return ctx.Err()
 				}
-				var he harEntry
-				if err := dec.Decode(&he); err != nil {
-					return jsonError(err)
-				}
-				e, err := he.exchange()
-				if err != nil || e == nil {
-					return err
-				}
-				if he.Replay == nil && im.direction != "" {
-					e.Direction = im.direction
-				}
-				return im.exchange(e)
+				return im.entry("entry", n, 0, importHAREntry(dec, im))
 			})
 		case "_replay_statements":
-			err = eachElement(dec, "statement", func(int) error {
+			err = eachElement(dec, "statement", "statements", func(n int) error {
 				var j jsonStatement
 				if err := dec.Decode(&j); err != nil {
-					return jsonError(err)
+					return im.entry("statement", n, 0, recordError(err))
 				}
 				s, err := j.statement()
-				if err != nil {
-					return err
+				if err == nil {
+					err = im.statement(s)
 				}
-				return im.statement(s)
+				return im.entry("statement", n, 0, reject(err))
 			})
 		default:
 			err = skipValue(dec)
@@ -140,9 +140,32 @@ func importHARLog(ctx context.Context, dec *json.Decoder, im *importer) error {
 	return syntaxError(err)
 }
 
+// importHAREntry decodes and imports the entry that comes next; an error
+// that rejects the entry alone is an errReject.
+func importHAREntry(dec *json.Decoder, im *importer) error {
+	var he harEntry
+	if err := dec.Decode(&he); err != nil {
+		return recordError(err)
+	}
+	e, err := he.exchange()
+	if err != nil || e == nil {
+		return reject(err)
+	}
+	if he.Replay == nil && im.direction != "" {
+		e.Direction = im.direction
+	}
+	if err := im.exchange(e); err != nil {
+		if e.ID != 0 {
+			return reject(fmt.Errorf("exchange %d: %w", e.ID, err))
+		}
+		return err
+	}
+	return nil
+}
+
 // eachElement calls f for each element of the array that comes next (null
-// is an empty array); errors name the element, counting from 1.
-func eachElement(dec *json.Decoder, what string, f func(n int) error) error {
+// is an empty array); errors name the element (what), counting from 1.
+func eachElement(dec *json.Decoder, what, whats string, f func(n int) error) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return syntaxError(err)
@@ -151,7 +174,7 @@ func eachElement(dec *json.Decoder, what string, f func(n int) error) error {
 		return nil
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '[' {
-		return fmt.Errorf("%ss: want an array", what)
+		return fmt.Errorf("%s: want an array", whats)
 	}
 	for n := 1; dec.More(); n++ {
 		if err := f(n); err != nil {
@@ -246,6 +269,16 @@ func serviceOf(u *url.URL) (protocol, service string, ok bool) {
 	return protocol, net.JoinHostPort(u.Hostname(), port), u.Host != ""
 }
 
+// browserScheme reports whether scheme names something a browser loads
+// without the network (its HAR lists them; they are skipped).
+func browserScheme(scheme string) bool {
+	switch strings.ToLower(scheme) {
+	case "data", "blob", "about", "file", "javascript", "chrome", "chrome-extension", "moz-extension", "safari-extension", "edge", "view-source":
+		return true
+	}
+	return false
+}
+
 // foreign converts an entry a browser or another tool wrote.
 func (he *harEntry) foreign() (*Exchange, error) {
 	u, err := url.Parse(he.Request.URL)
@@ -254,6 +287,9 @@ func (he *harEntry) foreign() (*Exchange, error) {
 	}
 	protocol, service, ok := serviceOf(u)
 	if protocol == "" {
+		if !browserScheme(u.Scheme) {
+			return nil, fmt.Errorf("url %q is not http(s)", he.Request.URL)
+		}
 		return nil, nil // data:, blob:, chrome-extension:…
 	}
 	if !ok {

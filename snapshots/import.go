@@ -21,8 +21,14 @@ type importer struct {
 	// direction is given to foreign HAR entries; empty means Inbound.
 	direction Direction
 
+	// rejected is called for each entry skipped; nil ignores them.
+	rejected func(*Rejected)
+
 	header             *fileHeader
 	inbound, outbound  int64
+	statements         int64
+	rejects            int
+	firstReject        string
 	exchanges, stmtIDs map[int64]bool
 }
 
@@ -33,9 +39,12 @@ func newImporter(to sink, rules []Rule) *importer {
 var errDuplicate = errors.New("duplicate id")
 
 func (im *importer) exchange(e *Exchange) error {
+	if err := checkExchange(e); err != nil {
+		return reject(err)
+	}
 	if e.ID != 0 {
 		if im.exchanges[e.ID] {
-			return fmt.Errorf("exchange %d: %w", e.ID, errDuplicate)
+			return reject(errDuplicate)
 		}
 		im.exchanges[e.ID] = true
 	}
@@ -50,14 +59,55 @@ func (im *importer) exchange(e *Exchange) error {
 }
 
 func (im *importer) statement(s *Statement) error {
+	if err := checkStatement(s); err != nil {
+		return reject(err)
+	}
 	if s.ID != 0 {
 		if im.stmtIDs[s.ID] {
-			return fmt.Errorf("statement %d: %w", s.ID, errDuplicate)
+			return reject(errDuplicate)
 		}
 		im.stmtIDs[s.ID] = true
 	}
+	im.statements++
 	im.to.AddStatement(s)
 	return nil
+}
+
+// entry handles err, the outcome of one entry: an error that rejects the
+// entry is reported and skipped (nil returned); any other ends the import.
+func (im *importer) entry(what string, n, line int, err error) error {
+	var re errReject
+	if !errors.As(err, &re) {
+		return err
+	}
+	r := &Rejected{What: what, N: n, Line: line, Reason: err.Error()}
+	im.rejects++
+	if im.firstReject == "" {
+		im.firstReject = r.String()
+	}
+	if im.rejected != nil {
+		im.rejected(r)
+	}
+	return nil
+}
+
+// done returns ErrNothingImported, saying why, when no exchange and no
+// statement was imported.
+func (im *importer) done() error {
+	if im.inbound+im.outbound+im.statements > 0 {
+		return nil
+	}
+	if im.rejects == 0 {
+		return fmt.Errorf("%w: the file holds no exchange or statement", ErrNothingImported)
+	}
+	return fmt.Errorf("%w: %d %s rejected (the first: %s)", ErrNothingImported, im.rejects, plural(im.rejects, "entry", "entries"), im.firstReject)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // finish carries the file's capture statistics and rules over to w: the

@@ -78,9 +78,20 @@ func headerOf(s *Snapshot, format string, version int) (*fileHeader, error) {
 // ImportJSONL reads JSON Lines written by ExportJSONL into w, keeping IDs,
 // endpoints and all other fields (the user's rules, given to Create, replace
 // the endpoints they match). The file's capture statistics and rules carry
-// over. Errors name the line.
+// over. A record that breaks the rules (no method, URL or direction, a
+// status out of 100–599, a negative duration, a duplicate id…) is skipped;
+// a file that is not JSON Lines, a line that is not JSON, or a file from
+// which nothing could be imported (ErrNothingImported) is an error. Errors
+// name the line.
 func ImportJSONL(ctx context.Context, r io.Reader, w *Writer) error {
+	return ImportJSONLWith(ctx, r, w, ImportOptions{})
+}
+
+// ImportJSONLWith is ImportJSONL with options: opts.Rejected hears of each
+// record skipped (opts.Direction does not apply: records carry theirs).
+func ImportJSONLWith(ctx context.Context, r io.Reader, w *Writer, opts ImportOptions) error {
 	im := newImporter(w, w.rules)
+	im.rejected = opts.Rejected
 	if err := importJSONL(ctx, r, im); err != nil {
 		return fmt.Errorf("import jsonl: %w", err)
 	}
@@ -90,13 +101,18 @@ func ImportJSONL(ctx context.Context, r io.Reader, w *Writer) error {
 
 func importJSONL(ctx context.Context, r io.Reader, im *importer) error {
 	br := bufio.NewReaderSize(r, 64<<10)
+	records := 0
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
 		if err != nil && !errors.Is(err, io.EOF) {
 			return fmt.Errorf("line %d: %w", n, err)
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
-			if lerr := importLine(im, line, n); lerr != nil {
+			if im.header != nil {
+				records++
+			}
+			lerr := im.entry("entry", records, n, importLine(im, line))
+			if lerr != nil {
 				return fmt.Errorf("line %d: %w", n, lerr)
 			}
 		}
@@ -110,10 +126,12 @@ func importJSONL(ctx context.Context, r io.Reader, im *importer) error {
 	if im.header == nil {
 		return errors.New("empty file: no header line")
 	}
-	return nil
+	return im.done()
 }
 
-func importLine(im *importer, line []byte, n int) error {
+// importLine imports one line; an error that rejects the record alone is
+// an errReject.
+func importLine(im *importer, line []byte) error {
 	if im.header == nil {
 		var h fileHeader
 		if err := json.Unmarshal(line, &h); err != nil || h.Format != jsonlFormat {
@@ -129,33 +147,52 @@ func importLine(im *importer, line []byte, n int) error {
 		Type string `json:"type"`
 	}
 	if err := json.Unmarshal(line, &kind); err != nil {
-		return jsonError(err)
+		return recordError(err)
 	}
 	switch kind.Type {
 	case "exchange":
 		var j jsonExchange
 		if err := json.Unmarshal(line, &j); err != nil {
-			return jsonError(err)
+			return recordError(err)
+		}
+		if j.Direction == "" {
+			return reject(fmt.Errorf("exchange %d: no direction (want inbound or outbound)", j.ID))
 		}
 		e, err := j.exchange()
 		if err != nil {
-			return fmt.Errorf("exchange %d: %w", j.ID, err)
+			return reject(fmt.Errorf("exchange %d: %w", j.ID, err))
 		}
-		return im.exchange(e)
+		if err := im.exchange(e); err != nil {
+			return reject(fmt.Errorf("exchange %d: %w", j.ID, err))
+		}
+		return nil
 	case "statement":
 		var j jsonStatement
 		if err := json.Unmarshal(line, &j); err != nil {
-			return jsonError(err)
+			return recordError(err)
 		}
 		s, err := j.statement()
-		if err != nil {
-			return fmt.Errorf("statement %d: %w", j.ID, err)
+		if err == nil {
+			err = im.statement(s)
 		}
-		return im.statement(s)
+		if err != nil {
+			return reject(fmt.Errorf("statement %d: %w", j.ID, err))
+		}
+		return nil
 	case "":
-		return errors.New(`no "type" (want "exchange" or "statement")`)
+		return reject(errors.New(`no "type" (want "exchange" or "statement")`))
 	}
-	return fmt.Errorf("unknown type %q (want \"exchange\" or \"statement\")", kind.Type)
+	return reject(fmt.Errorf("unknown type %q (want \"exchange\" or \"statement\")", kind.Type))
+}
+
+// recordError is the error of a record that does not decode: a field of
+// the wrong JSON type rejects the record, bad JSON ends the import.
+func recordError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return reject(jsonError(err))
+	}
+	return jsonError(err)
 }
 
 // jsonError shortens encoding/json's errors to what a user can act on.

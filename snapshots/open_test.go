@@ -118,8 +118,15 @@ func TestOpenBadFiles(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "nope.snap")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Open created the missing file")
 	}
-	if _, err := OpenRun(good); !errors.Is(err, ErrNotSnapshot) || !strings.Contains(err.Error(), "open run "+good) {
-		t.Errorf("OpenRun(snapshot) = %v", err)
+	if _, err := OpenRun(good); !errors.Is(err, ErrNotSnapshot) || !strings.Contains(err.Error(), "open run "+good+": not a replay run file: it is a snapshot file") {
+		t.Errorf("OpenRun(snapshot) = %v, want it to say not a replay run file", err)
+	}
+	empty := filepath.Join(dir, "empty.run")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenRun(empty); !errors.Is(err, ErrNotSnapshot) || err.Error() != "open run "+empty+": not a replay run file" {
+		t.Errorf("OpenRun(empty file) = %v, want it to say not a replay run file", err)
 	}
 }
 

@@ -54,6 +54,11 @@ type RunInfo struct {
 	// or not; zero in run files of version 1, which counted them in
 	// Statements.
 	StatementErrors int64
+	// Truncated counts, per endpoint, the recorded requests replayed with a
+	// body cut at recording (Exchange.RequestTruncated), which only
+	// replay's --allow-truncated replays; nil when there were none, and in
+	// run files written before replay recorded it.
+	Truncated map[string]int64
 }
 
 // LoadSQL is what the SQL counter saw during a run's load: every statement,
@@ -319,6 +324,13 @@ func writeRunInfo(db *sql.DB, info RunInfo, base int64) error {
 			return fmt.Errorf("store run info: explain weights: %w", err)
 		}
 		kv = append(kv, [2]string{"explain_weights", string(b)})
+	}
+	if len(info.Truncated) > 0 {
+		b, err := json.Marshal(info.Truncated)
+		if err != nil {
+			return fmt.Errorf("store run info: truncated: %w", err)
+		}
+		kv = append(kv, [2]string{"truncated", string(b)})
 	}
 	if info.LoadSQL != nil {
 		b, err := json.Marshal(info.LoadSQL)

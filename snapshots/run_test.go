@@ -38,7 +38,7 @@ func TestRunRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a.run")
 	started := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	info := RunInfo{Name: "baseline", Snapshot: "orders.snap", Target: "http://127.0.0.1:8080", Started: started,
-		Settings: map[string]string{"vus": "10", "duration": "30s"}}
+		Settings: map[string]string{"vus": "10", "duration": "30s"}, Truncated: map[string]int64{"POST /upload": 3}}
 	w, err := CreateRun(path, info)
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +51,8 @@ func TestRunRoundTrip(t *testing.T) {
 	}
 	ended := started.Add(31 * time.Second)
 	wiring := &Wiring{SQLAddr: "127.0.0.1:6543", SQLApp: "replay-baseline", SQLConnections: 2,
-		SQLClients: []SQLClient{{App: "replay-baseline", Connections: 2, Statements: 12345}}, MockAddr: "127.0.0.1:4000", MockCalls: 40, RecordedCalls: 7}
+		SQLClients: []SQLClient{{App: "replay-baseline", Connections: 2, Statements: 12345}}, MockAddr: "127.0.0.1:4000", MockCalls: 40, RecordedCalls: 7,
+		MockTruncated: 2, MockTruncatedServed: true}
 	if err := w.Close(RunInfo{Ended: ended, MockMisses: 3, Statements: 12345, Wiring: wiring, Settings: map[string]string{"vus": "10"}}); err != nil {
 		t.Fatal(err)
 	}

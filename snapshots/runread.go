@@ -77,6 +77,10 @@ func readRunInfo(db *sql.DB) (info RunInfo, base int64, err error) {
 			}
 		case "statement_errors":
 			info.StatementErrors = n
+		case "truncated":
+			if err := json.Unmarshal([]byte(v), &info.Truncated); err != nil {
+				return info, 0, fmt.Errorf("read run info: truncated: %w", err)
+			}
 		case "base_ns":
 			base = n
 		case "wiring":

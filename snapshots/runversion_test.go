@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,8 +88,8 @@ func TestRunVersion1(t *testing.T) {
 
 	// A version this build does not know is refused, naming both.
 	setVersion(t, path, strconv.Itoa(RunSchemaVersion+1))
-	if _, err := OpenRun(path); !errors.Is(err, ErrVersion) {
-		t.Errorf("open a run of version %d: err = %v, want ErrVersion", RunSchemaVersion+1, err)
+	if _, err := OpenRun(path); !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), fmt.Sprintf("unsupported run file version %d", RunSchemaVersion+1)) {
+		t.Errorf("open a run of version %d: err = %v, want ErrVersion saying unsupported run file version", RunSchemaVersion+1, err)
 	}
 }
 

@@ -220,54 +220,55 @@ func openFile(path, kind string) (*sql.DB, error) {
 // checkMeta verifies that db is a replay file of kind, at a version this
 // build reads.
 func checkMeta(db *sql.DB, kind string) error {
+	notOurs, badVersion := kindErrors(kind)
 	ctx := context.Background()
 	var n int
 	err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'`).Scan(&n)
 	if err != nil {
-		return describeSQLiteError(err)
+		return describeSQLiteError(err, notOurs)
 	}
 	if n == 0 {
-		return ErrNotSnapshot
+		return notOurs
 	}
 	meta := map[string]string{}
 	rows, err := db.QueryContext(ctx, `SELECT key, value FROM meta`)
 	if err != nil {
 		var se *sqlite.Error
 		if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_ERROR {
-			return fmt.Errorf("%w: its meta table is not ours", ErrNotSnapshot)
+			return fmt.Errorf("%w: its meta table is not ours", notOurs)
 		}
-		return describeSQLiteError(err)
+		return describeSQLiteError(err, notOurs)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var k, v string
 		if err := rows.Scan(&k, &v); err != nil {
-			return fmt.Errorf("%w: bad meta table: %w", ErrNotSnapshot, err)
+			return fmt.Errorf("%w: bad meta table: %w", notOurs, err)
 		}
 		meta[k] = v
 	}
 	if err := rows.Err(); err != nil {
-		return describeSQLiteError(err)
+		return describeSQLiteError(err, notOurs)
 	}
 	got, ok := meta["kind"]
 	switch {
 	case !ok:
-		return ErrNotSnapshot
+		return notOurs
 	case got != kind:
 		if got == kindRun || got == kindSnapshot {
-			return fmt.Errorf("%w: it is a %s file, not a %s", ErrNotSnapshot, got, kind)
+			return fmt.Errorf("%w: it is a %s file, not a %s", notOurs, got, kind)
 		}
-		return ErrNotSnapshot
+		return notOurs
 	}
 	v, err := strconv.Atoi(meta["version"])
 	if err != nil {
-		return fmt.Errorf("%w %q", ErrVersion, meta["version"])
+		return fmt.Errorf("%w %q", badVersion, meta["version"])
 	}
 	if latest := versions(kind); v < 1 || v > latest {
 		if latest == 1 {
-			return fmt.Errorf("%w %d (this build reads version 1)", ErrVersion, v)
+			return fmt.Errorf("%w %d (this build reads version 1)", badVersion, v)
 		}
-		return fmt.Errorf("%w %d (this build reads versions 1 to %d)", ErrVersion, v, latest)
+		return fmt.Errorf("%w %d (this build reads versions 1 to %d)", badVersion, v, latest)
 	}
 	return nil
 }
@@ -281,14 +282,32 @@ func versions(kind string) int {
 	return SchemaVersion
 }
 
+// kindError is a sentinel error in the words of a file's kind.
+type kindError struct {
+	sentinel error
+	msg      string
+}
+
+func (e kindError) Error() string { return e.msg }
+func (e kindError) Unwrap() error { return e.sentinel }
+
+// kindErrors returns ErrNotSnapshot and ErrVersion as a file of kind says
+// them: "not a replay run file", "unsupported run file version".
+func kindErrors(kind string) (notOurs, badVersion error) {
+	if kind == kindRun {
+		return kindError{ErrNotSnapshot, "not a replay run file"}, kindError{ErrVersion, "unsupported run file version"}
+	}
+	return ErrNotSnapshot, ErrVersion
+}
+
 // describeSQLiteError turns SQLite's codes for files that are not databases
-// into words a user can act on.
-func describeSQLiteError(err error) error {
+// into words a user can act on; notOurs is the kind's ErrNotSnapshot.
+func describeSQLiteError(err, notOurs error) error {
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		switch se.Code() & 0xff {
 		case sqlite3.SQLITE_NOTADB:
-			return fmt.Errorf("%w: not a SQLite database", ErrNotSnapshot)
+			return fmt.Errorf("%w: not a SQLite database", notOurs)
 		case sqlite3.SQLITE_CORRUPT:
 			return fmt.Errorf("file is corrupt: %w", err)
 		}

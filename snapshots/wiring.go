@@ -38,6 +38,14 @@ type Wiring struct {
 	// mocked) that the upstream did not answer: it was down or cut the
 	// connection. Zero in run files written before replay recorded it.
 	MockPassthroughErrors int64 `json:"mock_passthrough_errors,omitempty"`
+	// MockTruncated counts the calls the mock matched to a recorded
+	// response whose body was cut at recording (--body-limit): served cut
+	// with --allow-truncated (MockTruncatedServed), else refused with a
+	// 502. Zero in run files written before replay recorded it.
+	MockTruncated int64 `json:"mock_truncated,omitempty"`
+	// MockTruncatedServed says the mock served those responses cut
+	// (--allow-truncated) rather than refusing them.
+	MockTruncatedServed bool `json:"mock_truncated_served,omitempty"`
 }
 
 // SQLClient is what a SQL counter saw of the clients that gave one

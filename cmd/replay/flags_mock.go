@@ -16,15 +16,17 @@ func addCADirFlag(f *pflag.FlagSet, dir *string) {
 	f.StringVar(dir, "ca-dir", "", "`DIR` of replay's CA, which intercepts HTTPS and signs TLS certificates (default $XDG_CONFIG_HOME/replay/ca or ~/.config/replay/ca)")
 }
 
-// mockBehaviour is how a mock answers: --mock-timing and --on-miss, the same
-// on `replay mock`, `run` and `compare`.
+// mockBehaviour is how a mock answers: --mock-timing, --on-miss and
+// --allow-truncated, the same on `replay mock`, `run` and `compare`.
 type mockBehaviour struct {
 	timing, onMiss string
+	allowTruncated bool // also lets run and compare replay requests cut at recording
 }
 
 func (b *mockBehaviour) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&b.timing, "mock-timing", mock.TimingNone, "`WHEN` mocks answer: none (at once) or recorded (after the recorded upstream latency)")
 	f.StringVar(&b.onMiss, "on-miss", mock.OnMissError, "`WHAT` happens to a call a mock cannot answer: error (a 502 explaining the miss) or passthrough (the real upstream answers)")
+	f.BoolVar(&b.allowTruncated, "allow-truncated", false, "replay requests, and serve mocked responses, whose body was cut at recording (--body-limit), counted apart in the reports (default: refuse them)")
 }
 
 // validate checks the flags; its errors are usage errors prefixed with cmd.
@@ -40,6 +42,12 @@ func (b *mockBehaviour) validate(cmd string) error {
 		return usagef("%s: --on-miss %q: want error or passthrough", cmd, b.onMiss)
 	}
 	return nil
+}
+
+// apply sets c's behaviour from the flags.
+func (b *mockBehaviour) apply(c *mock.Config) *mock.Config {
+	c.OnMiss, c.Timing, c.AllowTruncated = b.onMiss, b.timing, b.allowTruncated
+	return c
 }
 
 // mockFlags mock a build's upstreams during a replay (`run`, `compare`):
@@ -80,5 +88,5 @@ func (m *mockFlags) config(outbound []*snapshots.Exchange) *mock.Config {
 	if !slices.Contains(m.mocks, "all") {
 		services = m.mocks
 	}
-	return &mock.Config{Exchanges: outbound, Services: services, OnMiss: m.onMiss, Timing: m.timing}
+	return m.apply(&mock.Config{Exchanges: outbound, Services: services})
 }

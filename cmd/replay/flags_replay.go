@@ -99,7 +99,7 @@ func (r *replayFlags) validate(cmd string, sides int) (*replaySetup, error) {
 // errors are prefixed with cmd.
 func (r *replayFlags) config(ctx context.Context, cmd string, su *replaySetup) (session.Config, error) {
 	c := session.Config{Snapshot: r.snapshot, Endpoints: r.endpoints, Timeout: r.timeout, MaxInFlight: r.maxInFlight,
-		SQLTraced: r.sqlTraced, StartTimeout: r.startTimeout}
+		SQLTraced: r.sqlTraced, StartTimeout: r.startTimeout, AllowTruncated: r.mock.allowTruncated}
 	var outbound []*snapshots.Exchange
 	var err error
 	c.Inbound, outbound, err = session.Load(ctx, r.snapshot, r.mock.used())

@@ -115,10 +115,6 @@ func newRootCmd(s streams) *cobra.Command {
 		newCmdReport(s),
 		newCmdDemo(s),
 	)
-	for _, c := range root.Commands() {
-		c.SilenceUsage = true
-		c.SilenceErrors = true
-	}
 	return root
 }
 

@@ -165,11 +165,9 @@ func mockRun(ctx context.Context, opts *mockOptions) error {
 		upstreamTLS = &tls.Config{RootCAs: roots}
 	}
 	logger := slog.New(slog.NewTextHandler(opts.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv, err := mock.New(mock.Config{
+	srv, err := mock.New(*opts.behaviour.apply(&mock.Config{
 		Exchanges:    exs,
 		Services:     opts.mock,
-		OnMiss:       opts.behaviour.onMiss,
-		Timing:       opts.behaviour.timing,
 		Match:        p.match,
 		CA:           authority,
 		UpstreamTLS:  upstreamTLS,
@@ -177,7 +175,7 @@ func mockRun(ctx context.Context, opts *mockOptions) error {
 		Rules:        rules,
 		VolatileKeys: opts.volatile,
 		Logger:       logger,
-	})
+	}))
 	if errors.Is(err, mock.ErrUnknownService) {
 		return usagef("%v", err)
 	}

@@ -36,10 +36,6 @@ HAR files from Chrome and Firefox import as inbound exchanges.`,
 		},
 	}
 	cmd.AddCommand(newCmdSnapshotExport(s), newCmdSnapshotImport(s))
-	for _, c := range cmd.Commands() {
-		c.SilenceUsage = true
-		c.SilenceErrors = true
-	}
 	return cmd
 }
 
@@ -98,6 +94,7 @@ type importOptions struct {
 	stderr    io.Writer // warnings
 	stdin     io.Reader
 	stdout    io.Writer
+	stderr    io.Writer
 }
 
 func newCmdSnapshotImport(s streams) *cobra.Command {
@@ -177,12 +174,13 @@ func importRun(ctx context.Context, opts *importOptions) error {
 	if err != nil {
 		return err
 	}
-	err = snapshots.Import(ctx, in, w, snapshots.Format(opts.format), snapshots.HAROptions{Direction: snapshots.Direction(opts.direction)})
+	rejects := &snapshots.RejectLog{W: opts.stderr, Prefix: "replay snapshot import: "}
+	err = snapshots.Import(ctx, in, w, snapshots.Format(opts.format), snapshots.ImportOptions{Direction: snapshots.Direction(opts.direction), Rejected: rejects.Add})
 	if err := w.CloseOrRemove(err); err != nil {
 		return fmt.Errorf("snapshot import %s: %w", opts.input, err)
 	}
 	st := w.Stats()
-	fmt.Fprintf(opts.stdout, "imported %d exchanges (%d inbound, %d outbound) and %d SQL statements into %s\n",
-		st.InboundRecorded+st.OutboundRecorded, st.InboundRecorded, st.OutboundRecorded, st.Statements, opts.out)
+	fmt.Fprintf(opts.stdout, "imported %d exchanges (%d inbound, %d outbound) and %d SQL statements into %s; %d entries rejected\n",
+		st.InboundRecorded+st.OutboundRecorded, st.InboundRecorded, st.OutboundRecorded, st.Statements, opts.out, rejects.N)
 	return nil
 }

@@ -47,7 +47,7 @@ func TestSnapshotRoundTrips(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
-		if wantMsg := "imported 14 exchanges (12 inbound, 2 outbound) and 216 SQL statements into " + copySnap + "\n"; stdout != wantMsg {
+		if wantMsg := "imported 14 exchanges (12 inbound, 2 outbound) and 216 SQL statements into " + copySnap + "; 0 entries rejected\n"; stdout != wantMsg {
 			t.Errorf("stdout %q, want %q", stdout, wantMsg)
 		}
 		if diff := cmp.Diff(withoutHeader(t, want), withoutHeader(t, exportJSONL(t, copySnap))); diff != "" {
@@ -164,5 +164,61 @@ func TestSnapshotErrors(t *testing.T) {
 	// The existing snapshot is untouched.
 	if _, stdout, _ := cliRun(t, "", "inspect", existing); !strings.Contains(stdout, "14 exchanges") {
 		t.Errorf("existing snapshot changed: %s", stdout)
+	}
+}
+
+// TestSnapshotImportRejects: entries that break the rules are named on
+// stderr and skipped, the summary counts them; a file of which nothing
+// imports exits 1 and leaves no snapshot behind.
+func TestSnapshotImportRejects(t *testing.T) {
+	dir := t.TempDir()
+	jsonl := filepath.Join(dir, "mixed.jsonl")
+	lines := []string{
+		`{"format":"replay-jsonl","version":1}`,
+		`{"type":"exchange","id":1,"direction":"inbound","method":"GET","url":"http://a/1","status":200}`,
+		`{"type":"exchange","id":2,"direction":"inbound","url":"http://a/2","status":200}`,
+		`{"type":"exchange","id":3,"direction":"inbound","method":"GET","url":"http://a/3","status":99999}`,
+		`{"type":"exchange","id":4,"method":"GET","url":"http://a/4","status":200}`,
+		`{"type":"exchange","id":5,"direction":"outbound","method":"GET","url":"http://b/5","status":200,"duration_ns":-1}`,
+		`{"type":"exchange","id":6,"direction":"outbound","method":"GET","url":"http://b/6","status":204}`,
+	}
+	if err := os.WriteFile(jsonl, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap := filepath.Join(dir, "mixed.snap")
+	code, stdout, stderr := cliRun(t, "", "snapshot", "import", jsonl, "--out", snap)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := "replay snapshot import: entry 2 (line 3): exchange 2: no method; skipped\n" +
+		"replay snapshot import: entry 3 (line 4): exchange 3: status 99999 out of range 100–599; skipped\n" +
+		"replay snapshot import: entry 4 (line 5): exchange 4: no direction (want inbound or outbound); skipped\n" +
+		"replay snapshot import: entry 5 (line 6): exchange 5: negative duration -1ns; skipped\n"
+	if diff := cmp.Diff(want, stderr); diff != "" {
+		t.Errorf("stderr (-want +got):\n%s", diff)
+	}
+	if wantOut := "imported 2 exchanges (1 inbound, 1 outbound) and 0 SQL statements into " + snap + "; 4 entries rejected\n"; stdout != wantOut {
+		t.Errorf("stdout %q, want %q", stdout, wantOut)
+	}
+
+	har := filepath.Join(dir, "bad.har")
+	entries := `{"log":{"entries":[{"startedDateTime":"2024-05-14T09:21:38Z","request":{"method":"GET","url":"localhost:8080/orders"},"response":{"status":200}},` +
+		`{"startedDateTime":"2024-05-14T09:21:39Z","request":{"method":"GET","url":"http://a/%zz"},"response":{"status":200}}]}}`
+	if err := os.WriteFile(har, []byte(entries), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "bad.snap")
+	code, stdout, stderr = cliRun(t, "", "snapshot", "import", har, "--out", out)
+	if code != 1 || stdout != "" {
+		t.Errorf("exit %d, stdout %q; want exit 1 and nothing on stdout", code, stdout)
+	}
+	want = `replay snapshot import: entry 1: url "localhost:8080/orders" is not http(s); skipped` + "\n" +
+		`replay snapshot import: entry 2: bad url "http://a/%zz"; skipped` + "\n" +
+		"replay: snapshot import " + har + `: import har: nothing imported: 2 entries rejected (the first: entry 1: url "localhost:8080/orders" is not http(s))` + "\n"
+	if diff := cmp.Diff(want, stderr); diff != "" {
+		t.Errorf("stderr (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s was left behind", out)
 	}
 }
