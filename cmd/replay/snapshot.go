@@ -91,7 +91,6 @@ type importOptions struct {
 	by        []string // --endpoint-by
 	direction string
 	redact    redact.Config
-	stderr    io.Writer // warnings
 	stdin     io.Reader
 	stdout    io.Writer
 	stderr    io.Writer
