@@ -52,6 +52,9 @@
 //     correlation_id, idempotency_key or signature, and Config.VolatileKeys.
 //     Keys compare case-insensitively with '-', '_' and '.' ignored
 //     (requestId = request_id = X-Request-ID).
+//   - by key too: every name whose recorded value somewhere is the redaction
+//     placeholder (snapshots.Redacted: the recorder replaced a secret), so
+//     that a call carrying a real token matches its redacted recording.
 //   - by value, whatever the key: UUIDs, hex strings of 16 or more digits
 //     with both digits and letters (trace ids, hashes), RFC 3339 / ISO 8601
 //     date-times (a date alone is not volatile), HTTP dates, and Unix times

@@ -185,7 +185,8 @@ func New(cfg Config) (*Server, error) {
 	default:
 		return nil, fmt.Errorf("mock: match level %d: want Exact, Loose or Template", cfg.Match)
 	}
-	m, err := newMatcher(cfg.Exchanges, newVolatility(cfg.VolatileKeys), cfg.Rules)
+	vol := newVolatility(append(redactedKeys(cfg.Exchanges), cfg.VolatileKeys...))
+	m, err := newMatcher(cfg.Exchanges, vol, cfg.Rules)
 	if err != nil {
 		return nil, fmt.Errorf("mock: %w", err)
 	}

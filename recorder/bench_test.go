@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/replaykit/replay/internal/cputime"
+	"github.com/replaykit/replay/internal/redact"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -72,7 +73,8 @@ func BenchmarkInbound(b *testing.B) {
 	var files atomic.Int64
 	recording := func(run func()) {
 		path := filepath.Join(dir, fmt.Sprintf("bench-%d.snap", files.Add(1)))
-		w, err := snapshots.Create(path, snapshots.Options{})
+		// Redacting, as a Session's writer does.
+		w, err := snapshots.Create(path, snapshots.Options{Redactor: redact.New(redact.Config{})})
 		if err != nil {
 			b.Fatal(err)
 		}

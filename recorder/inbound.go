@@ -35,9 +35,6 @@ type InboundConfig struct {
 	// response; longer bodies are forwarded whole and recorded truncated.
 	// Zero means DefaultBodyLimit; negative records no body bytes.
 	BodyLimit int64
-	// RedactHeaders names headers whose values are redacted, in addition to
-	// DefaultRedactedHeaders.
-	RedactHeaders []string
 	// Transport sends requests to the app; nil means NewInboundTransport(nil).
 	Transport http.RoundTripper
 	// Logger receives proxy errors at debug level; nil discards.
@@ -54,7 +51,6 @@ type Inbound struct {
 	tracker  RequestTracker
 	inflight *Inflight
 	limit    int64
-	redact   redactor
 	proxy    *httputil.ReverseProxy
 	logger   *slog.Logger
 }
@@ -81,7 +77,6 @@ func NewInbound(cfg InboundConfig) (*Inbound, error) {
 		tracker:  cfg.Tracker,
 		inflight: cfg.Inflight,
 		limit:    cfg.BodyLimit,
-		redact:   newRedactor(cfg.RedactHeaders),
 		logger:   cfg.Logger,
 	}
 	if in.limit == 0 {
@@ -228,14 +223,18 @@ func (in *Inbound) finish(x *inboundExchange, w http.ResponseWriter, r *http.Req
 	e.Method = r.Method
 	e.URL = absoluteURL(r, e.Protocol)
 	e.Proto = r.Proto
-	e.RequestHeader = in.headers(r.Header)
+	// The header maps are shared, not copied: nothing changes them once the
+	// exchange is finished (the proxy sends a clone of the request's, and the
+	// response's are only read after the body ends), and the snapshot
+	// writer's redaction copies what it changes.
+	e.RequestHeader = r.Header
 	if x.reqBody.rc != nil {
 		e.RequestBody, e.RequestBodySize = x.reqBody.result()
 	}
 	switch {
 	case x.res != nil:
 		e.Status = x.res.StatusCode
-		e.ResponseHeader = in.headers(x.res.Header)
+		e.ResponseHeader = x.res.Header
 		e.ResponseBody, e.ResponseBodySize = x.resBody.buf, x.resBody.size
 		if x.err == nil {
 			x.err = x.resBody.err
@@ -243,7 +242,7 @@ func (in *Inbound) finish(x *inboundExchange, w http.ResponseWriter, r *http.Req
 	case x.errHeader != nil:
 		e.Status = x.errStatus
 		e.ResponseBody, e.ResponseBodySize = x.errBody[:min(int64(len(x.errBody)), in.limit)], int64(len(x.errBody))
-		e.ResponseHeader = in.redact.clone(x.errHeader)
+		e.ResponseHeader = x.errHeader
 	}
 	if x.err == nil && p != nil {
 		x.err = errAborted
@@ -265,20 +264,6 @@ func (in *Inbound) finish(x *inboundExchange, w http.ResponseWriter, r *http.Req
 	if p != nil {
 		panic(p)
 	}
-}
-
-// headers returns h as recorded: h itself when it holds no header to
-// redact, else a copy with the redacted values replaced. Sharing is safe
-// because nothing changes these maps once the exchange is finished: the
-// proxy sends a clone of the request's headers, and the response's are only
-// read after the body ends. It saves a copy of every map.
-func (in *Inbound) headers(h http.Header) http.Header {
-	for k := range h {
-		if in.redact[k] || in.redact[http.CanonicalHeaderKey(k)] {
-			return in.redact.clone(h)
-		}
-	}
-	return h
 }
 
 // service returns the host:port the client addressed.

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/replaykit/replay/internal/redact"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -23,7 +24,7 @@ func recordTo(t *testing.T, backend http.Handler, rules ...string) (proxyURL, pa
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := snapshots.Create(path, snapshots.Options{Rules: rs})
+	w, err := snapshots.Create(path, snapshots.Options{Rules: rs, Redactor: redact.New(redact.Config{})})
 	if err != nil {
 		t.Fatal(err)
 	}

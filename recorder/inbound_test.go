@@ -112,7 +112,7 @@ func TestInboundRecordsExchange(t *testing.T) {
 		fmt.Fprintf(w, `{"got":%q,"path":%q}`, body, r.URL.RequestURI())
 	})
 	sink := newMemSink()
-	proxy := startInbound(t, backend, InboundConfig{Sink: sink, RedactHeaders: []string{"x-api-key"}})
+	proxy := startInbound(t, backend, InboundConfig{Sink: redacting(sink, "x-api-key")})
 
 	req, _ := http.NewRequest("POST", proxy+"/orders/42?expand=items", strings.NewReader(`{"qty":3}`))
 	req.Header.Set("Authorization", "Bearer hunter2")

@@ -41,9 +41,6 @@ type OutboundConfig struct {
 	// response; longer bodies pass through whole and are recorded
 	// truncated. Zero means DefaultBodyLimit; negative records no body bytes.
 	BodyLimit int64
-	// RedactHeaders names headers whose values are redacted, in addition to
-	// DefaultRedactedHeaders.
-	RedactHeaders []string
 	// HTTP2 lets apps speak HTTP/2 inside intercepted TLS (ALPN "h2").
 	// False offers HTTP/1.1 only, which every client falls back to.
 	HTTP2 bool
@@ -66,7 +63,6 @@ type Outbound struct {
 	inflight  *Inflight
 	resolve   map[string]string
 	limit     int64
-	redact    redactor
 	logger    *slog.Logger
 	proxy     *goproxy.ProxyHttpServer
 	transport *http.Transport
@@ -94,7 +90,6 @@ func NewOutbound(cfg OutboundConfig) (*Outbound, error) {
 		inflight: cfg.Inflight,
 		resolve:  map[string]string{},
 		limit:    cfg.BodyLimit,
-		redact:   newRedactor(cfg.RedactHeaders),
 		logger:   cfg.Logger,
 		mitm:     cfg.CA.MITM(),
 		timeouts: cfg.Timeouts,

@@ -57,7 +57,7 @@ func (o *Outbound) roundTrip(req *http.Request, pctx *goproxy.ProxyCtx) (*http.R
 	c.e.Method = req.Method
 	c.e.URL = u.String()
 	c.e.Proto = req.Proto
-	c.e.RequestHeader = o.redact.clone(req.Header)
+	c.e.RequestHeader = req.Header.Clone()
 	c.e.TraceID = TraceID(req.Header.Get("Traceparent"))
 	if o.inflight != nil {
 		c.e.ParentID = o.inflight.Parent(c.e.TraceID)
@@ -84,7 +84,7 @@ func (o *Outbound) roundTrip(req *http.Request, pctx *goproxy.ProxyCtx) (*http.R
 		return c.fail(req, err), nil
 	}
 	c.e.Status = res.StatusCode
-	c.e.ResponseHeader = o.redact.clone(res.Header)
+	c.e.ResponseHeader = res.Header.Clone()
 	if res.Body == nil || res.Body == http.NoBody || res.StatusCode == http.StatusSwitchingProtocols {
 		// No body, or the body is an upgraded connection: nothing to wait for.
 		c.finish()

@@ -539,7 +539,7 @@ func TestOutboundRedacts(t *testing.T) {
 		http.SetCookie(w, &http.Cookie{Name: "session", Value: "s3cret"})
 		w.Header().Set("X-Token", "tok")
 	}))
-	e.cfg.RedactHeaders = []string{"x-api-key", "X-Token"}
+	e.cfg.Sink = redacting(e.sink, "x-api-key", "X-Token")
 	e.start()
 	res, _ := e.get(e.client(), "https://api.test/me", "Authorization", "Bearer abc", "X-Api-Key", "k1", "Cookie", "c=1", "X-Other", "visible")
 	if got := upstreamAuth.Load(); got != "Bearer abc|k1" {

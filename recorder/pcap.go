@@ -25,9 +25,6 @@ type PcapConfig struct {
 	// response; longer bodies are recorded truncated, with their full size.
 	// Zero means DefaultBodyLimit; negative records no body bytes.
 	BodyLimit int64
-	// RedactHeaders names headers whose values are redacted, in addition to
-	// DefaultRedactedHeaders.
-	RedactHeaders []string
 	// Logger receives a debug line per connection that is skipped; nil
 	// discards.
 	Logger *slog.Logger
@@ -118,7 +115,6 @@ type pcapImport struct {
 	sink   Sink
 	ports  map[uint16]bool // nil: guess
 	limit  int64
-	redact redactor
 	logger *slog.Logger
 	stats  PcapStats
 
@@ -139,7 +135,6 @@ func newPcapImport(sink Sink, cfg PcapConfig) (*pcapImport, error) {
 	im := &pcapImport{
 		sink:      sink,
 		limit:     cfg.BodyLimit,
-		redact:    newRedactor(cfg.RedactHeaders),
 		logger:    cfg.Logger,
 		conns:     map[connKey]*pcapConn{},
 		httpPorts: map[int]bool{},

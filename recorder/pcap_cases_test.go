@@ -196,7 +196,10 @@ func TestImportPcapBodyLimitAndRedaction(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.limit), func(t *testing.T) {
-			sink, _ := importPcap(t, capture, PcapConfig{BodyLimit: tt.limit, RedactHeaders: []string{"x-api-key"}})
+			sink := &pcapSink{}
+			if _, err := ImportPcap(context.Background(), bytes.NewReader(capture), redacting(sink, "x-api-key"), PcapConfig{BodyLimit: tt.limit}); err != nil {
+				t.Fatal(err)
+			}
 			e := sink.exchanges[0]
 			if string(e.RequestBody) != tt.wantReq || e.RequestBodySize != 23 || string(e.ResponseBody) != tt.want || e.ResponseBodySize != 18 {
 				t.Errorf("bodies %q (%d bytes), %q (%d bytes); want %q (23), %q (18)",

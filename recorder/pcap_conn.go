@@ -335,7 +335,7 @@ func (c *pcapConn) emit(req, res *httpMsg, noResponse string) {
 		Method:          r.Method,
 		URL:             absoluteURL(r, "http"),
 		Proto:           r.Proto,
-		RequestHeader:   im.redact.clone(r.Header),
+		RequestHeader:   r.Header,
 		RequestBody:     req.body,
 		RequestBodySize: req.size,
 		TraceID:         TraceID(r.Header.Get("Traceparent")),
@@ -348,7 +348,7 @@ func (c *pcapConn) emit(req, res *httpMsg, noResponse string) {
 	if res != nil {
 		end = res.end
 		e.Status = res.res.StatusCode
-		e.ResponseHeader = im.redact.clone(res.res.Header)
+		e.ResponseHeader = res.res.Header
 		e.ResponseBody, e.ResponseBodySize = res.body, res.size
 		if e.Error == "" {
 			e.Error = res.err

@@ -163,7 +163,8 @@ func gzipped(t testing.TB, s string) []byte {
 func importPcap(t testing.TB, capture []byte, cfg PcapConfig) (*pcapSink, PcapStats) {
 	t.Helper()
 	sink := &pcapSink{}
-	st, err := ImportPcap(context.Background(), bytes.NewReader(capture), sink, cfg)
+	// Redacting, as the snapshot writer of record --from-pcap does.
+	st, err := ImportPcap(context.Background(), bytes.NewReader(capture), redacting(sink), cfg)
 	if err != nil {
 		t.Fatalf("ImportPcap: %v", err)
 	}

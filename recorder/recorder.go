@@ -1,7 +1,6 @@
 package recorder
 
 import (
-	"net/http"
 	"strings"
 	"sync"
 
@@ -28,46 +27,12 @@ type RequestTracker interface {
 	End(id int64) []snapshots.SQLCount
 }
 
-// DefaultRedactedHeaders are redacted unless told otherwise.
-var DefaultRedactedHeaders = []string{"Authorization", "Cookie", "Set-Cookie", "Proxy-Authorization"}
-
-// Redacted replaces the value of a redacted header.
+// Redacted replaces a secret in a recorded exchange.
 const Redacted = snapshots.Redacted
 
 // DefaultBodyLimit is the number of body bytes recorded per message when no
 // limit is configured: 1 MiB.
 const DefaultBodyLimit = 1 << 20
-
-// redactor replaces the values of the named headers.
-type redactor map[string]bool
-
-func newRedactor(extra []string) redactor {
-	r := redactor{}
-	for _, n := range DefaultRedactedHeaders {
-		r[http.CanonicalHeaderKey(n)] = true
-	}
-	for _, n := range extra {
-		r[http.CanonicalHeaderKey(strings.TrimSpace(n))] = true
-	}
-	return r
-}
-
-// clone returns a copy of h with redacted values replaced.
-func (r redactor) clone(h http.Header) http.Header {
-	out := make(http.Header, len(h))
-	for k, vs := range h {
-		if r[http.CanonicalHeaderKey(k)] {
-			red := make([]string, len(vs))
-			for i := range red {
-				red[i] = Redacted
-			}
-			out[k] = red
-			continue
-		}
-		out[k] = append([]string(nil), vs...)
-	}
-	return out
-}
 
 // TraceID returns the trace id of a W3C traceparent header value
 // ("00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>"), or "" when the

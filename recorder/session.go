@@ -16,6 +16,7 @@ import (
 	"github.com/replaykit/replay/internal/ca"
 	"github.com/replaykit/replay/internal/conntrack"
 	"github.com/replaykit/replay/internal/listen"
+	"github.com/replaykit/replay/internal/redact"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -38,9 +39,10 @@ type SessionConfig struct {
 	// BodyLimit is the number of body bytes recorded per message. Zero means
 	// DefaultBodyLimit; negative records no body bytes.
 	BodyLimit int64
-	// RedactHeaders names headers whose values are redacted, in addition to
-	// DefaultRedactedHeaders.
-	RedactHeaders []string
+	// Redact says what is redacted from every exchange before it is written
+	// (redact.Config); the zero value redacts the secret-looking headers,
+	// query parameters, body fields and URL passwords.
+	Redact redact.Config
 	// UpstreamTLS is the client TLS configuration toward an https:// app and
 	// HTTPS upstreams; nil verifies them against the system roots.
 	UpstreamTLS *tls.Config
@@ -164,7 +166,7 @@ func NewSession(cfg SessionConfig) (s *Session, err error) {
 		s.closeListeners()
 		return nil, err
 	}
-	if s.writer, err = snapshots.Create(cfg.Snapshot, snapshots.Options{Rules: cfg.Rules, Logger: cfg.Logger}); err != nil {
+	if s.writer, err = snapshots.Create(cfg.Snapshot, snapshots.Options{Rules: cfg.Rules, Logger: cfg.Logger, Redactor: cfg.Redact.Redactor()}); err != nil {
 		s.closeListeners()
 		return nil, err
 	}
@@ -251,14 +253,13 @@ func (s *Session) newProxies(cfg SessionConfig) error {
 	}
 	for i, in := range s.inbound {
 		h, err := NewInbound(InboundConfig{
-			Target:        cfg.Inbound[i].Target,
-			Sink:          s.tally,
-			Tracker:       tracker,
-			Inflight:      s.inflight,
-			BodyLimit:     cfg.BodyLimit,
-			RedactHeaders: cfg.RedactHeaders,
-			Transport:     NewInboundTransport(cfg.UpstreamTLS),
-			Logger:        cfg.Logger,
+			Target:    cfg.Inbound[i].Target,
+			Sink:      s.tally,
+			Tracker:   tracker,
+			Inflight:  s.inflight,
+			BodyLimit: cfg.BodyLimit,
+			Transport: NewInboundTransport(cfg.UpstreamTLS),
+			Logger:    cfg.Logger,
 		})
 		if err != nil {
 			return &PartError{PartInbound, err}
@@ -269,16 +270,15 @@ func (s *Session) newProxies(cfg SessionConfig) error {
 		var err error
 		lim := cfg.Limits.Resolved()
 		s.proxy, err = NewOutbound(OutboundConfig{
-			Sink:          s.tally,
-			CA:            cfg.Outbound.CA,
-			Inflight:      s.inflight,
-			Resolve:       cfg.Outbound.Resolve,
-			UpstreamTLS:   cfg.UpstreamTLS,
-			BodyLimit:     cfg.BodyLimit,
-			RedactHeaders: cfg.RedactHeaders,
-			HTTP2:         cfg.Outbound.HTTP2,
-			Logger:        cfg.Logger,
-			Timeouts:      conntrack.Timeouts{ReadHeader: lim.ReadHeaderTimeout, Idle: lim.IdleTimeout},
+			Sink:        s.tally,
+			CA:          cfg.Outbound.CA,
+			Inflight:    s.inflight,
+			Resolve:     cfg.Outbound.Resolve,
+			UpstreamTLS: cfg.UpstreamTLS,
+			BodyLimit:   cfg.BodyLimit,
+			HTTP2:       cfg.Outbound.HTTP2,
+			Logger:      cfg.Logger,
+			Timeouts:    conntrack.Timeouts{ReadHeader: lim.ReadHeaderTimeout, Idle: lim.IdleTimeout},
 		})
 		if err != nil {
 			return &PartError{PartOutbound, err}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/replaykit/replay/internal/redact"
 )
 
 // Build is a build of the app that replay starts, replays against and stops.
@@ -71,7 +73,7 @@ func StartBuild(ctx context.Context, b Build, w Wiring) (*Process, error) {
 	if port == 0 {
 		var err error
 		if port, err = freePort(); err != nil {
-			return nil, fmt.Errorf("start build %q: %w", b.Cmd, err)
+			return nil, fmt.Errorf("start build %q: %w", redact.Command(b.Cmd), err)
 		}
 	}
 	p := &Process{port: port, build: b, tail: &tailBuffer{max: 8 << 10}, exited: make(chan struct{})}
@@ -79,7 +81,7 @@ func StartBuild(ctx context.Context, b Build, w Wiring) (*Process, error) {
 	if b.LogPath != "" {
 		f, err := os.Create(b.LogPath)
 		if err != nil {
-			return nil, fmt.Errorf("start build %q: log: %w", b.Cmd, err)
+			return nil, fmt.Errorf("start build %q: log: %w", redact.Command(b.Cmd), err)
 		}
 		p.log = f
 		out = io.MultiWriter(f, p.tail)
@@ -92,7 +94,7 @@ func StartBuild(ctx context.Context, b Build, w Wiring) (*Process, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		p.closeLog()
-		return nil, fmt.Errorf("start build %q: %w", b.Cmd, err)
+		return nil, fmt.Errorf("start build %q: %w", redact.Command(b.Cmd), err)
 	}
 	p.cmd = cmd
 	go func() {
@@ -112,12 +114,12 @@ func (p *Process) waitReady(ctx context.Context) error {
 	err := poll(ctx, p.URL(), p.build.StartTimeout, p.exited)
 	switch {
 	case errors.Is(err, errExited):
-		return fmt.Errorf("build %q %s before answering on port %d: %s", p.build.Cmd, exitText(p.err), p.port, p.lastLine())
+		return fmt.Errorf("build %q %s before answering on port %d: %s", redact.Command(p.build.Cmd), exitText(p.err), p.port, p.lastLine())
 	case errors.Is(err, errNoAnswer):
 		return fmt.Errorf("build %q did not answer HTTP on port %d within %s (does it listen on $PORT?): %s",
-			p.build.Cmd, p.port, p.build.StartTimeout, p.lastLine())
+			redact.Command(p.build.Cmd), p.port, p.build.StartTimeout, p.lastLine())
 	case err != nil:
-		return fmt.Errorf("start build %q: %w", p.build.Cmd, err)
+		return fmt.Errorf("start build %q: %w", redact.Command(p.build.Cmd), err)
 	}
 	return nil
 }
@@ -260,7 +262,7 @@ func (p *Process) Stop() error {
 		pgid := p.cmd.Process.Pid
 		select {
 		case <-p.exited:
-			p.stopEr = fmt.Errorf("build %q %s while replay was running: %s", p.build.Cmd, exitText(p.err), p.lastLine())
+			p.stopEr = fmt.Errorf("build %q %s while replay was running: %s", redact.Command(p.build.Cmd), exitText(p.err), p.lastLine())
 		default:
 			_ = syscall.Kill(-pgid, syscall.SIGTERM)
 			select {

@@ -20,8 +20,12 @@ func InventoryText(w io.Writer, inv *snapshots.Inventory) error {
 	}
 	e.println("")
 	c := inv.Capture
-	e.printf("captured: inbound %d of %d seen, outbound %d of %d seen, %d statements\n",
+	e.printf("captured: inbound %d of %d seen, outbound %d of %d seen, %d statements",
 		c.InboundRecorded, c.InboundSeen, c.OutboundRecorded, c.OutboundSeen, c.Statements)
+	if inv.Redaction != "" {
+		e.printf("; redaction: %s", inv.Redaction)
+	}
+	e.println("")
 	if len(inv.Endpoints) > 0 {
 		t := newTable([]string{"DIRECTION", "SERVICE", "ENDPOINT", "COUNT", "2XX", "3XX", "4XX", "5XX", "FAILED", "AVG MS", "P95 MS", "SQL/REQ"},
 			3, 4, 5, 6, 7, 8, 9, 10, 11)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/replaykit/replay/analyzer"
+	"github.com/replaykit/replay/internal/redact"
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/report"
 )
@@ -85,7 +86,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 	}
 	settings := cfg.sharedSettings(cfg.Goals, plan.Explain)
 	comparePlanSettings(settings, plan, cfg.maxInFlight())
-	put(settings, "reset", cfg.Reset)
+	put(settings, "reset", redact.Command(cfg.Reset))
 	recordSensitivity(settings, cfg.Analysis)
 	var rs [2]replayer.Side
 	for i, s := range sides {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/replaykit/replay/internal/redact"
 )
 
 // ResetError is a reset command that failed.
@@ -20,7 +22,7 @@ type ResetError struct {
 	Side string
 	// Phase is replayer.ResetExplain or replayer.ResetLoad.
 	Phase string
-	// Command is the command as given.
+	// Command is the command as given; Error masks its secrets.
 	Command string
 	// Status says how it ended, e.g. "exited with status 1".
 	Status string
@@ -39,7 +41,7 @@ func (e *ResetError) Error() string {
 	if e.Err != nil {
 		return what + ": " + e.Err.Error()
 	}
-	return fmt.Sprintf("%s: %q %s: %s", what, e.Command, e.Status, e.LastLine)
+	return fmt.Sprintf("%s: %q %s: %s", what, redact.Command(e.Command), e.Status, e.LastLine)
 }
 
 func (e *ResetError) Unwrap() error { return e.Err }

@@ -2,6 +2,7 @@ package snapshots
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -32,6 +33,23 @@ func FormatOf(name string) Format {
 		return JSONL
 	}
 	return ""
+}
+
+// ParseFormat returns the format named by flag, or when flag is empty the
+// one file's name implies (FormatOf); an error when it is neither JSONL
+// nor HAR, in the words of the --format flag.
+func ParseFormat(flag, file string) (Format, error) {
+	f := Format(flag)
+	if f == "" {
+		f = FormatOf(file)
+	}
+	switch f {
+	case JSONL, HAR:
+		return f, nil
+	case "":
+		return "", errors.New("--format is required (jsonl or har)")
+	}
+	return f, fmt.Errorf("unknown --format %q (want jsonl or har)", flag)
 }
 
 // Export writes s to w in format f.

@@ -30,6 +30,10 @@ type Inventory struct {
 	Fingerprints []FingerprintSummary `json:"fingerprints"`
 	// Capture is what the recording saw and kept.
 	Capture CaptureStats `json:"capture"`
+	// Redaction says how secrets were redacted when the snapshot was
+	// written (Snapshot.Redaction): "default" plus the names added, or
+	// "off"; empty when the file does not say.
+	Redaction string `json:"redaction,omitempty"`
 }
 
 // TopFingerprints is how many fingerprints an Inventory lists at most.
@@ -173,6 +177,9 @@ func inspect(ctx context.Context, s *Snapshot) (*Inventory, error) {
 		return nil, err
 	}
 	if inv.Capture, err = s.Stats(); err != nil {
+		return nil, err
+	}
+	if inv.Redaction, err = s.Redaction(); err != nil {
 		return nil, err
 	}
 	return inv, nil

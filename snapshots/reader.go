@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"net/http"
@@ -159,6 +160,21 @@ func (s *Snapshot) Created() (time.Time, error) {
 		return time.Time{}, fmt.Errorf("read snapshot %s: %w", s.path, err)
 	}
 	return time.Parse(time.RFC3339Nano, v)
+}
+
+// Redaction returns how the snapshot's exchanges were redacted when
+// written (Options.Redactor, e.g. "default" or "off"); "" when the file
+// does not say (it predates the record, or was written without one).
+func (s *Snapshot) Redaction() (string, error) {
+	var v string
+	err := s.db.QueryRow(`SELECT value FROM meta WHERE key = 'redaction'`).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read snapshot %s: %w", s.path, err)
+	}
+	return v, nil
 }
 
 // Close closes the file.

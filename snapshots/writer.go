@@ -25,6 +25,21 @@ type Options struct {
 	BatchSize int
 	// Logger receives write errors; nil discards.
 	Logger *slog.Logger
+	// Redactor, when set, removes secrets from every exchange before it is
+	// written, and its description is recorded in the file
+	// (Snapshot.Redaction); nil writes exchanges as they are.
+	Redactor Redactor
+}
+
+// Redactor removes secrets from exchanges before they are written.
+type Redactor interface {
+	// Redact replaces the secrets of e with Redacted. AddExchange calls it
+	// on the caller's goroutine, after computing e's endpoint. It must not
+	// change what e's fields point to (header maps and bodies may be shared
+	// with live traffic), only the fields.
+	Redact(e *Exchange)
+	// String describes the redaction, e.g. "default" or "off".
+	String() string
 }
 
 // Writer appends exchanges and statements to a new snapshot file. Its
@@ -33,9 +48,10 @@ type Options struct {
 // The file can be opened for reading (by Open, in this process or another)
 // while the Writer writes; readers see what has been committed.
 type Writer struct {
-	path  string
-	rules []Rule
-	b     batcher[record]
+	path     string
+	rules    []Rule
+	redactor Redactor
+	b        batcher[record]
 
 	lastExchange  atomic.Int64 // highest exchange ID handed out or given
 	lastStatement atomic.Int64
@@ -55,7 +71,13 @@ func Create(path string, opts Options) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create snapshot %s: %w", path, err)
 	}
-	w := &Writer{path: path, rules: opts.Rules}
+	if opts.Redactor != nil {
+		if _, err := db.Exec(`INSERT INTO meta (key, value) VALUES ('redaction', ?)`, opts.Redactor.String()); err != nil {
+			db.Close()
+			return nil, cleanup(path, fmt.Errorf("create snapshot %s: %w", path, err))
+		}
+	}
+	w := &Writer{path: path, rules: opts.Rules, redactor: opts.Redactor}
 	w.b = batcher[record]{
 		db:   db,
 		path: path,
@@ -131,8 +153,8 @@ func (w *Writer) Path() string { return w.path }
 func (w *Writer) NewID() int64 { return w.lastExchange.Add(1) }
 
 // AddExchange queues e for writing. It computes e.Endpoint when empty
-// (EndpointOf),
-// assigns e.ID when zero, and takes an empty Direction for Inbound. It does not block on disk; it waits only when
+// (EndpointOf), assigns e.ID when zero, takes an empty Direction for
+// Inbound, and applies Options.Redactor. It does not block on disk; it waits only when
 // BatchSize records are already waiting, and never drops a record. The
 // writer owns e afterwards: the caller must not change it.
 func (w *Writer) AddExchange(e *Exchange) {
@@ -146,6 +168,9 @@ func (w *Writer) AddExchange(e *Exchange) {
 	}
 	if e.Direction == "" {
 		e.Direction = Inbound
+	}
+	if w.redactor != nil {
+		w.redactor.Redact(e)
 	}
 	// Encoding here spreads the work over the callers' goroutines; the
 	// writing goroutine is the one that limits throughput.

@@ -332,6 +332,40 @@ func TestCompareEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("secrets in commands are masked", func(t *testing.T) {
+		cmd := "DB_PASSWORD=s3cret " + env.bin + " demo orders"
+		code, _, raw, stderr, out := env.compare(t, "secrets", "--baseline-cmd", cmd, "--candidate-cmd", cmd,
+			"--reset", ": psql postgres://u:s3cret@127.0.0.1/db -c 'SELECT 1'; "+env.reset, "--env", "PGPASSWORD=s3cret",
+			"--candidate-env", "API_TOKEN=s3cret", "--format", "text,markdown,junit,html")
+		if code != exitOK && code != exitRegression {
+			t.Fatalf("exit %d; stderr: %s", code, stderr)
+		}
+		if strings.Contains(raw+stderr, "s3cret") {
+			t.Errorf("stdout or stderr holds the password:\n%s\n%s", raw, stderr)
+		}
+		files, err := os.ReadDir(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked := 0
+		for _, f := range files {
+			if strings.HasSuffix(f.Name(), ".log") { // the builds' and the reset's own output
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(out, f.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked++
+			if strings.Contains(string(b), "s3cret") {
+				t.Errorf("%s holds the password", f.Name())
+			}
+		}
+		if checked < 6 { // two run files, reports in five formats
+			t.Errorf("checked %d files in %s; want the run files and every report", checked, out)
+		}
+	})
+
 	t.Run("a build that fails to start", func(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		out := filepath.Join(env.dir, "fail")

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/replaykit/replay/internal/listen"
+	"github.com/replaykit/replay/internal/redact"
 	"github.com/replaykit/replay/recorder"
 )
 
@@ -26,7 +27,7 @@ type recordOptions struct {
 	outboundHTTP2 bool
 	postgres      postgresFlags
 	caDir         string
-	redactHeaders []string
+	redact        redact.Config
 	bodyLimit     int64
 	endpoints     []string
 	endpointBy    []string
@@ -76,7 +77,7 @@ func newCmdRecord(s streams) *cobra.Command {
 	opts.postgres.addFlags(f)
 	opts.limits.AddFlags(f)
 	addCADirFlag(f, &opts.caDir)
-	f.StringArrayVar(&opts.redactHeaders, "redact-header", nil, "also redact the values of header `NAME` (repeatable; Authorization, Cookie, Set-Cookie, Proxy-Authorization always are)")
+	opts.redact.AddFlags(f)
 	f.Int64Var(&opts.bodyLimit, "body-limit", recorder.DefaultBodyLimit, "record at most `BYTES` of each body (longer ones are marked truncated; 0 records none)")
 	f.StringArrayVar(&opts.endpoints, "endpoint", nil, "endpoint template `RULE` that wins over the computed ones, e.g. 'GET /orders/{id}/status' (repeatable)")
 	addEndpointByFlag(f, &opts.endpointBy)

@@ -18,16 +18,15 @@ func recordPcap(ctx context.Context, p *recordPlan, opts *recordOptions, logger 
 		return fmt.Errorf("record: --from-pcap: %w", err)
 	}
 	defer f.Close()
-	w, err := snapshots.Create(opts.out, snapshots.Options{Rules: p.rules, Logger: logger})
+	w, err := snapshots.Create(opts.out, snapshots.Options{Rules: p.rules, Logger: logger, Redactor: opts.redact.Redactor()})
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
 	t := recorder.NewTally(w, p.rules)
 	st, err := recorder.ImportPcap(ctx, f, t, recorder.PcapConfig{
-		Ports:         opts.ports,
-		BodyLimit:     p.bodyLimit,
-		RedactHeaders: opts.redactHeaders,
-		Logger:        logger,
+		Ports:     opts.ports,
+		BodyLimit: p.bodyLimit,
+		Logger:    logger,
 	})
 	if err != nil {
 		err = fmt.Errorf("%s: %w", opts.fromPcap, err)

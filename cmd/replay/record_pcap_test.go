@@ -229,3 +229,42 @@ func TestRecordFromPcapBadFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordFromPcapRedacts: a capture's secrets (query, JSON and form
+// bodies, headers) are redacted on import unless --no-redact.
+func TestRecordFromPcapRedacts(t *testing.T) {
+	form := "client_secret=pc-cs-5ec&grant=visible-grant"
+	capture := testCapture(t, map[int][][2]string{8080: {
+		{"GET /a?token=pc-tok-5ec&page=visible-page HTTP/1.1\r\nHost: shop:8080\r\nAuthorization: Bearer pc-auth-5ec\r\n\r\n", ok(`{"password":"pc-pw-5ec","name":"visible-name"}`)},
+		{fmt.Sprintf("POST /b HTTP/1.1\r\nHost: shop:8080\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n\r\n%s", len(form), form), ok(`{}`)},
+	}})
+	secrets := []string{"pc-tok-5ec", "pc-auth-5ec", "pc-pw-5ec", "pc-cs-5ec"}
+	for _, off := range []bool{false, true} {
+		snap := filepath.Join(t.TempDir(), "out.snap")
+		var stdout, stderr bytes.Buffer
+		args := []string{"record", "--from-pcap", capture, "--out", snap}
+		if off {
+			args = append(args, "--no-redact")
+		}
+		if code := run(args, streams{out: &stdout, err: &stderr}); code != 0 {
+			t.Fatalf("exit %d; stderr: %s", code, stderr.String())
+		}
+		raw, err := os.ReadFile(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range secrets {
+			if strings.Contains(string(raw), s) != off {
+				t.Errorf("no-redact %v: the snapshot holds %q: %v", off, s, off == false)
+			}
+		}
+		for _, s := range []string{"visible-grant", "visible-page", "visible-name"} {
+			if !strings.Contains(string(raw), s) {
+				t.Errorf("the snapshot lost %q", s)
+			}
+		}
+		if warned := strings.Contains(stderr.String(), "warning: --no-redact"); warned != off {
+			t.Errorf("no-redact %v: stderr %q", off, stderr.String())
+		}
+	}
+}

@@ -99,7 +99,7 @@ func (opts *recordOptions) planPostgres(p *recordPlan) error {
 }
 
 // planRecorded checks what is recorded of each exchange: --endpoint,
-// --endpoint-by, --redact-header and --body-limit.
+// --endpoint-by, the redaction flags and --body-limit.
 func (opts *recordOptions) planRecorded(p *recordPlan) error {
 	rules, err := snapshots.ParseRules(opts.endpoints)
 	if err != nil {
@@ -110,10 +110,8 @@ func (opts *recordOptions) planRecorded(p *recordPlan) error {
 		return err
 	}
 	p.rules = append(rules, by...)
-	for _, h := range opts.redactHeaders {
-		if strings.TrimSpace(h) == "" || strings.ContainsAny(h, ": \t") {
-			return usagef("record: --redact-header %q: want a header name, e.g. X-Api-Key", h)
-		}
+	if err := opts.redact.Check("record", opts.stderr); err != nil {
+		return usageError{err}
 	}
 	switch {
 	case opts.bodyLimit < 0:

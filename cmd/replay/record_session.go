@@ -19,13 +19,13 @@ var _ recorder.PostgresProxy = (*sqlcount.Proxy)(nil)
 // the snapshot. It returns replay's CA too when --outbound intercepts with it.
 func newSession(p *recordPlan, opts *recordOptions, logger *slog.Logger) (*recorder.Session, *ca.CA, error) {
 	cfg := recorder.SessionConfig{
-		Snapshot:      opts.out,
-		Rules:         p.rules,
-		BodyLimit:     p.bodyLimit,
-		RedactHeaders: opts.redactHeaders,
-		Logger:        logger,
-		Limits:        opts.limits,
-		Warn:          func(err error) { fmt.Fprintf(opts.stderr, "replay: warning: %v\n", err) },
+		Snapshot:  opts.out,
+		Rules:     p.rules,
+		BodyLimit: p.bodyLimit,
+		Redact:    opts.redact,
+		Logger:    logger,
+		Limits:    opts.limits,
+		Warn:      func(err error) { fmt.Fprintf(opts.stderr, "replay: warning: %v\n", err) },
 	}
 	for _, in := range p.inbound {
 		cfg.Inbound = append(cfg.Inbound, recorder.SessionInbound{Listen: in.listen, Target: in.target})

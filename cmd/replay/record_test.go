@@ -23,6 +23,7 @@ import (
 
 	"github.com/replaykit/replay/internal/ca"
 	"github.com/replaykit/replay/internal/pgtest"
+	"github.com/replaykit/replay/internal/redact"
 	"github.com/replaykit/replay/internal/syncbuf"
 	"github.com/replaykit/replay/recorder"
 	"github.com/replaykit/replay/snapshots"
@@ -286,7 +287,7 @@ func TestRecordInboundOutboundPostgres(t *testing.T) {
 		upstreamCA: upstreamCA,
 		bodyLimit:  10,
 		// X-Api-Key is redacted on the way in, X-Upstream-Key on the way out.
-		redactHeaders: []string{"X-Api-Key", "x-upstream-key"},
+		redact: redact.Config{Headers: []string{"X-Api-Key", "x-upstream-key"}},
 	})
 	authority, err := ca.LoadOrCreate(filepath.Join(dir, "ca"))
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/replaykit/replay/internal/redact"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -38,24 +39,6 @@ HAR files from Chrome and Firefox import as inbound exchanges.`,
 	return cmd
 }
 
-// formatOf returns the format flag, or the one a file name implies.
-func formatOf(flag, name string) string {
-	if flag != "" {
-		return flag
-	}
-	return string(snapshots.FormatOf(name))
-}
-
-func checkFormat(cmd, format string) error {
-	switch format {
-	case "jsonl", "har":
-		return nil
-	case "":
-		return usagef("%s: --format is required (jsonl or har)", cmd)
-	}
-	return usagef("%s: unknown --format %q (want jsonl or har)", cmd, format)
-}
-
 type exportOptions struct {
 	snapshot string
 	format   string
@@ -76,9 +59,9 @@ may be left out when FILE ends in .jsonl, .ndjson or .har.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.snapshot = args[0]
-			opts.format = formatOf(opts.format, opts.output)
-			if err := checkFormat("snapshot export", opts.format); err != nil {
-				return err
+			f, err := snapshots.ParseFormat(opts.format, opts.output)
+			if opts.format = string(f); err != nil {
+				return usagef("snapshot export: %v", err)
 			}
 			return exportRun(cmd.Context(), opts)
 		},
@@ -107,6 +90,7 @@ type importOptions struct {
 	endpoints []string
 	by        []string // --endpoint-by
 	direction string
+	redact    redact.Config
 	stdin     io.Reader
 	stdout    io.Writer
 	stderr    io.Writer
@@ -126,7 +110,9 @@ Lines file carries). Inbound GraphQL requests get their operation
 ("POST /graphql {allBooks}"), and --endpoint-by json:$.PATH names those of
 other single-URL APIs by a JSON body value ("POST /rpc {getUser}"), replacing
 the operation a file carries. --direction outbound imports a HAR of an upstream API's
-traffic as outbound exchanges, for replay mock to serve. SNAP must not exist.
+traffic as outbound exchanges, for replay mock to serve. Secrets are redacted as
+replay record does (--redact-header, --redact-query, --redact-field add names;
+--no-redact keeps them). SNAP must not exist.
 The format may be left out when FILE ends in .jsonl, .ndjson or .har.`,
 		Example: `  replay snapshot import session.har --out session.snap
   replay snapshot import - --format jsonl --out copy.snap < orders.jsonl
@@ -135,9 +121,9 @@ The format may be left out when FILE ends in .jsonl, .ndjson or .har.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.input = args[0]
-			opts.format = formatOf(opts.format, opts.input)
-			if err := checkFormat("snapshot import", opts.format); err != nil {
-				return err
+			f, err := snapshots.ParseFormat(opts.format, opts.input)
+			if opts.format = string(f); err != nil {
+				return usagef("snapshot import: %v", err)
 			}
 			if opts.out == "" {
 				return usagef("snapshot import: --out SNAP is required")
@@ -157,6 +143,7 @@ The format may be left out when FILE ends in .jsonl, .ndjson or .har.`,
 	f.StringArrayVar(&opts.endpoints, "endpoint", nil, "endpoint `RULE` such as 'GET /orders/{id}/status' (METHOD may be *); repeatable")
 	addEndpointByFlag(f, &opts.by)
 	f.StringVar(&opts.direction, "direction", "", "`direction` of HAR entries from browsers and other tools: inbound (default) or outbound")
+	opts.redact.AddFlags(f)
 	return cmd
 }
 
@@ -170,6 +157,9 @@ func importRun(ctx context.Context, opts *importOptions) error {
 		return err
 	}
 	rules = append(rules, by...)
+	if err := opts.redact.Check("snapshot import", opts.stderr); err != nil {
+		return usageError{err}
+	}
 	in := opts.stdin
 	if opts.input != "-" {
 		f, err := os.Open(opts.input)
@@ -179,7 +169,7 @@ func importRun(ctx context.Context, opts *importOptions) error {
 		defer f.Close()
 		in = f
 	}
-	w, err := snapshots.Create(opts.out, snapshots.Options{Rules: rules})
+	w, err := snapshots.Create(opts.out, snapshots.Options{Rules: rules, Redactor: opts.redact.Redactor()})
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,8 @@
 // one list of secret-looking names for the whole tool, and the masking of
 // environment entries, headers and URLs for run files and reports.
 //
-// It does not redact recorded traffic (the recorder does, by header name).
+// Recorded traffic is redacted by a Redactor (see Config), which the
+// snapshot writer applies to every exchange it writes.
 package redact
 
 import (
@@ -16,22 +17,6 @@ import (
 
 // Mask replaces a secret value, as in snapshots.
 const Mask = snapshots.Redacted
-
-// secretWords are the parts of a header or variable name that suggest its
-// value is a secret.
-var secretWords = []string{"auth", "cookie", "token", "secret", "password", "passwd", "key", "session", "signature", "credential"}
-
-// SecretName reports whether a header or variable name suggests a secret
-// value (Authorization, X-Api-Key, DB_PASSWORD, SESSION_ID, …).
-func SecretName(name string) bool {
-	n := strings.ToLower(name)
-	for _, w := range secretWords {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
-}
 
 // URL masks the password of a URL with one, e.g.
 // postgres://u:xxxxx@host/db; other text comes back as it is.

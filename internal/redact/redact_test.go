@@ -41,3 +41,20 @@ func TestEnvQuotes(t *testing.T) {
 		t.Errorf("Env (-want +got):\n%s", diff)
 	}
 }
+
+func TestCommand(t *testing.T) {
+	for in, want := range map[string]string{
+		"psql postgres://u:s3cret@127.0.0.1/db -c 'TRUNCATE orders'": "psql postgres://u:[REDACTED]@127.0.0.1/db -c 'TRUNCATE orders'",
+		"PGPASSWORD=s3cret psql -h db":                               "PGPASSWORD=[REDACTED] psql -h db",
+		"sh -c 'API_TOKEN=abc ./app --port 8080'":                    "sh -c 'API_TOKEN=[REDACTED] ./app --port 8080'",
+		"./app --password=s3cret --db-password s3cret -v":            "./app --password=[REDACTED] --db-password [REDACTED] -v",
+		"./app --api-key 'k 1' --name x":                             "./app --api-key [REDACTED] --name x",
+		"PWD=/tmp ./orders --listen :8080":                           "PWD=/tmp ./orders --listen :8080",
+		"./app --token \"a b c\" -q":                                 "./app --token [REDACTED] -q",
+		"":                                                           "",
+	} {
+		if got := Command(in); got != want {
+			t.Errorf("Command(%q) = %q; want %q", in, got, want)
+		}
+	}
+}
