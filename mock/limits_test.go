@@ -47,13 +47,7 @@ func TestListenSlowHeaders(t *testing.T) {
 			return conntest.StallHeaders(t, conntest.Tunnel(t, proxy, "api.test:443", authority.Pool()), 5*time.Second)
 		},
 	}
-	for name, stall := range cases {
-		t.Run(name, func(t *testing.T) {
-			if d := stall(t); d < timeout/2 {
-				t.Errorf("closed after %v; want the read-header timeout %v", d, timeout)
-			}
-		})
-	}
+	conntest.ClosedAfter(t, timeout, cases)
 }
 
 // TestListenIdleTimeout: keep-alive connections idle after a request are

@@ -80,13 +80,7 @@ func TestSessionSlowHeaders(t *testing.T) {
 			return conntest.StallHeaders(t, conntest.Tunnel(t, out, "api.test:443", proxyCA.Pool()), 5*time.Second)
 		},
 	}
-	for name, stall := range cases {
-		t.Run(name, func(t *testing.T) {
-			if d := stall(t); d < timeout/2 {
-				t.Errorf("closed after %v; want the read-header timeout %v", d, timeout)
-			}
-		})
-	}
+	conntest.ClosedAfter(t, timeout, cases)
 }
 
 // TestSessionIdleTimeout: a keep-alive connection idle after a request is

@@ -82,6 +82,21 @@ func StallHeaders(t testing.TB, c net.Conn, within time.Duration) time.Duration 
 	return Closed(t, c, within)
 }
 
+// ClosedAfter runs each case as a subtest: a case stalls a connection and
+// returns how long until the server closed it (Closed, StallHeaders); a
+// close sooner than half of timeout fails, as that is not the timeout's
+// doing.
+func ClosedAfter(t *testing.T, timeout time.Duration, cases map[string]func(*testing.T) time.Duration) {
+	t.Helper()
+	for name, stall := range cases {
+		t.Run(name, func(t *testing.T) {
+			if d := stall(t); d < timeout/2 {
+				t.Errorf("closed after %v; want the timeout %v", d, timeout)
+			}
+		})
+	}
+}
+
 // Request sends a request with target (a path, or an absolute URL for a
 // forward proxy) and host on c, keeping it alive, and reads the whole
 // response; it returns the status and body.
