@@ -193,8 +193,14 @@ func (p *msgParser) header(b []byte, t time.Time) []byte {
 	}
 	answering := p.h.answering()
 	res, err := http.ReadResponse(br, answering)
-	if err == nil && res.ProtoMajor != 1 {
+	switch {
+	case err != nil:
+	case res.ProtoMajor != 1:
 		err = fmt.Errorf("%s is not HTTP/1", res.Proto)
+	case res.StatusCode < 100 || res.StatusCode > 599:
+		// net/http reads any three digits; only 100-599 is a status
+		// (as snapshot import checks).
+		err = fmt.Errorf("status %03d out of range", res.StatusCode)
 	}
 	if err != nil {
 		p.unparsable(err)
