@@ -1,0 +1,213 @@
+package replayer
+
+// Reading the response on the fast path of h1.go: status line, headers
+// that matter, and the body by length, chunks or until the close.
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+var (
+	errMalformed = errors.New("malformed HTTP response")
+	errClosed    = errors.New("connection closed by the target before a complete response")
+)
+
+// readLine returns the next line without its CRLF; a line longer than the
+// buffer is cut to what fits (only short headers matter here). got counts the
+// bytes read.
+func (h *h1Conn) readLine(got *int) ([]byte, error) {
+	line, err := h.br.ReadSlice('\n')
+	*got += len(line)
+	if errors.Is(err, bufio.ErrBufferFull) {
+		k := copy(h.scratch[:], line)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			line, err = h.br.ReadSlice('\n')
+			*got += len(line)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return h.scratch[:k], nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	line = line[:len(line)-1]
+	if len(line) > 0 && line[len(line)-1] == '\r' {
+		line = line[:len(line)-1]
+	}
+	return line, nil
+}
+
+// readResponse reads one response (after any 1xx) and its body. keep
+// reports whether the connection can carry another request.
+func (h *h1Conn) readResponse(head bool) (status int, n int64, keep bool, got int, err error) {
+	for {
+		line, err := h.readLine(&got)
+		if err != nil {
+			return 0, 0, false, got, readErr(err, got)
+		}
+		if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
+			return 0, 0, false, got, fmt.Errorf("%w: status line %q", errMalformed, truncate(line))
+		}
+		status = int(line[9]-'0')*100 + int(line[10]-'0')*10 + int(line[11]-'0')
+		if status < 100 || status > 999 || (len(line) > 12 && line[12] != ' ') {
+			return 0, 0, false, got, fmt.Errorf("%w: status line %q", errMalformed, truncate(line))
+		}
+		keep = line[7] == '1'
+		cl, chunked := int64(-1), false
+		for {
+			hl, err := h.readLine(&got)
+			if err != nil {
+				return 0, 0, false, got, readErr(err, got)
+			}
+			if len(hl) == 0 {
+				break
+			}
+			colon := bytes.IndexByte(hl, ':')
+			if colon <= 0 {
+				return 0, 0, false, got, fmt.Errorf("%w: header line %q", errMalformed, truncate(hl))
+			}
+			name, value := hl[:colon], bytes.TrimSpace(hl[colon+1:])
+			switch {
+			case asciiEqualFold(name, "Content-Length"):
+				v, perr := strconv.ParseInt(string(value), 10, 64)
+				if perr != nil || v < 0 || (cl >= 0 && v != cl) {
+					return 0, 0, false, got, fmt.Errorf("%w: Content-Length %q", errMalformed, truncate(value))
+				}
+				cl = v
+			case asciiEqualFold(name, "Transfer-Encoding"):
+				chunked = hasToken(value, "chunked")
+			case asciiEqualFold(name, "Connection"):
+				if hasToken(value, "close") {
+					keep = false
+				} else if hasToken(value, "keep-alive") {
+					keep = true
+				}
+			}
+		}
+		if status < 200 {
+			if status == 101 {
+				return 0, 0, false, got, fmt.Errorf("%w: unexpected 101 Switching Protocols", errMalformed)
+			}
+			continue // 100 Continue, 103 Early Hints: the response follows
+		}
+		switch {
+		case head || status == 204 || status == 304:
+		case chunked:
+			n, err = h.readChunked(&got)
+		case cl >= 0:
+			var k int
+			k, err = h.br.Discard(int(cl))
+			n = int64(k)
+			got += k
+			if err != nil {
+				err = readErr(err, got)
+			}
+		default: // the body runs until the server closes the connection
+			n, err = io.Copy(io.Discard, h.br)
+			keep = false
+		}
+		return status, n, keep && err == nil, got, err
+	}
+}
+
+func (h *h1Conn) readChunked(got *int) (int64, error) {
+	var n int64
+	for {
+		line, err := h.readLine(got)
+		if err != nil {
+			return n, readErr(err, *got)
+		}
+		if i := bytes.IndexByte(line, ';'); i >= 0 {
+			line = line[:i]
+		}
+		size, perr := strconv.ParseInt(string(bytes.TrimSpace(line)), 16, 64)
+		if perr != nil || size < 0 {
+			return n, fmt.Errorf("%w: chunk size %q", errMalformed, truncate(line))
+		}
+		if size == 0 {
+			for { // trailer
+				tl, err := h.readLine(got)
+				if err != nil {
+					return n, readErr(err, *got)
+				}
+				if len(tl) == 0 {
+					return n, nil
+				}
+			}
+		}
+		k, err := h.br.Discard(int(size))
+		n += int64(k)
+		*got += k
+		if err != nil {
+			return n, readErr(err, *got)
+		}
+		if crlf, err := h.readLine(got); err != nil || len(crlf) != 0 {
+			if err == nil {
+				err = fmt.Errorf("%w: no CRLF after a chunk", errMalformed)
+			}
+			return n, readErr(err, *got)
+		}
+	}
+}
+
+// readErr describes a read failure.
+func readErr(err error, got int) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		if got == 0 {
+			return fmt.Errorf("%w (no response)", errClosed)
+		}
+		return errClosed
+	}
+	return err
+}
+
+func truncate(b []byte) string {
+	if len(b) > 64 {
+		return string(b[:64]) + "…"
+	}
+	return string(b)
+}
+
+// asciiEqualFold reports whether b equals s ignoring ASCII case.
+func asciiEqualFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(b) {
+		x, y := b[i], s[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// hasToken reports whether the comma-separated list v holds token tok
+// (ASCII case ignored).
+func hasToken(v []byte, tok string) bool {
+	for len(v) > 0 {
+		var item []byte
+		if i := bytes.IndexByte(v, ','); i >= 0 {
+			item, v = v[:i], v[i+1:]
+		} else {
+			item, v = v, nil
+		}
+		if asciiEqualFold(bytes.TrimSpace(item), tok) {
+			return true
+		}
+	}
+	return false
+}
