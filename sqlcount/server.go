@@ -122,8 +122,10 @@ func (v *serverSide) complete(tag []byte, errText string) {
 	)
 	if f.kind == 'Q' {
 		st = f.st
-		if f.next > 0 {
-			st = f.more[min(f.next, len(f.more))-1]
+		// More completions than statements found in the text (the
+		// server split it otherwise) go to the last statement known.
+		if k := min(f.next, len(f.more)); k > 0 {
+			st = f.more[k-1]
 		}
 		start = f.sent
 		if f.next > 0 {
