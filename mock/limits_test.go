@@ -65,16 +65,7 @@ func TestListenIdleTimeout(t *testing.T) {
 		conntest.Closed(t, c, 5*time.Second)
 	})
 	t.Run("tunnel", func(t *testing.T) {
-		c := conntest.Tunnel(t, proxy, "api.test:443", authority.Pool())
-		for range 3 {
-			if code, body := conntest.Request(t, c, "/", "api.test"); code != 200 || body != "api" {
-				t.Fatalf("GET / in the tunnel = %d %q", code, body)
-			}
-			time.Sleep(idle / 2)
-		}
-		if d := conntest.Closed(t, c, 5*time.Second); d < idle/4 {
-			t.Errorf("tunnel closed %v after its last request; want about %v", d, idle)
-		}
+		conntest.BusyThenIdle(t, conntest.Tunnel(t, proxy, "api.test:443", authority.Pool()), 3, "api.test", "api", idle)
 	})
 	t.Run("plain tunnel", func(t *testing.T) {
 		other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "other") }))

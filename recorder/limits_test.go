@@ -105,17 +105,8 @@ func TestSessionIdleTimeout(t *testing.T) {
 		conntest.Closed(t, c, 5*time.Second)
 	})
 	t.Run("tunnel", func(t *testing.T) {
-		c := conntest.Tunnel(t, out, "api.test:443", proxyCA.Pool())
 		// Requests closer together than the idle timeout keep it open.
-		for range 4 {
-			if code, body := conntest.Request(t, c, "/", "api.test"); code != 200 || body != "api" {
-				t.Fatalf("GET / in the tunnel = %d %q", code, body)
-			}
-			time.Sleep(idle / 2)
-		}
-		if d := conntest.Closed(t, c, 5*time.Second); d < idle/4 {
-			t.Errorf("tunnel closed %v after its last request; want about %v", d, idle)
-		}
+		conntest.BusyThenIdle(t, conntest.Tunnel(t, out, "api.test:443", proxyCA.Pool()), 4, "api.test", "api", idle)
 	})
 }
 

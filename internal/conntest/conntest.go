@@ -97,6 +97,22 @@ func ClosedAfter(t *testing.T, timeout time.Duration, cases map[string]func(*tes
 	}
 }
 
+// BusyThenIdle sends n requests for / to host on c, half of idle apart, so
+// that c stays open, each answered 200 with body; then it checks that the
+// server closes c about idle after the last (not at once).
+func BusyThenIdle(t *testing.T, c net.Conn, n int, host, body string, idle time.Duration) {
+	t.Helper()
+	for range n {
+		if code, got := Request(t, c, "/", host); code != 200 || got != body {
+			t.Fatalf("GET / = %d %q; want 200 %q", code, got, body)
+		}
+		time.Sleep(idle / 2)
+	}
+	if d := Closed(t, c, 5*time.Second); d < idle/4 {
+		t.Errorf("closed %v after the last request; want about %v", d, idle)
+	}
+}
+
 // Request sends a request with target (a path, or an absolute URL for a
 // forward proxy) and host on c, keeping it alive, and reads the whole
 // response; it returns the status and body.
