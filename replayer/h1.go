@@ -63,6 +63,7 @@ type conn struct {
 	aborted bool
 	stop    func() bool
 	pool    *connPool
+	tap     bodyTap // the answer being captured (capture.go), reused
 }
 
 // connPool keeps the connections of workers that ended, so that the next
@@ -222,16 +223,16 @@ func newH1Template(t *template) h1Template {
 // that fails on a reused connection before any byte of the response is sent
 // again once on a fresh connection when it is idempotent: the server closed
 // an idle connection.
-func (c *conn) roundTrip(ctx context.Context, addr string, t *h1Template, tp string, deadline time.Time) (status int, n int64, err error) {
-	return c.resume(ctx, addr, t, tp, deadline, -1)
+func (c *conn) roundTrip(ctx context.Context, addr string, t *h1Template, tp string, deadline time.Time, tap *bodyTap) (status int, n int64, err error) {
+	return c.resume(ctx, addr, t, tp, deadline, -1, tap)
 }
 
 // resume is roundTrip for a request that may have been started already:
 // when sent ≥ 0, c's connection holds it in wbuf with its deadline set, and
 // its first sent bytes are written (the open model's scheduler writes it;
 // see openWorker). The first attempt writes the rest, if any, and reads the
-// response.
-func (c *conn) resume(ctx context.Context, addr string, t *h1Template, tp string, deadline time.Time, sent int) (status int, n int64, err error) {
+// response. tap, when set, sees the answer's headers and body.
+func (c *conn) resume(ctx context.Context, addr string, t *h1Template, tp string, deadline time.Time, sent int, tap *bodyTap) (status int, n int64, err error) {
 	for attempt := 0; ; attempt++ {
 		h := c.h1
 		if sent < 0 || attempt > 0 || h == nil {
@@ -251,7 +252,7 @@ func (c *conn) resume(ctx context.Context, addr string, t *h1Template, tp string
 			_, err = h.nc.Write(h.wbuf[sent:])
 		}
 		if err == nil {
-			status, n, keep, got, err = h.readResponse(t.head2)
+			status, n, keep, got, err = h.readResponse(t.head2, tap)
 		}
 		if err == nil {
 			if keep {

@@ -235,7 +235,7 @@ func FuzzReadResponse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte, head bool) {
 		h := &h1Conn{br: bufio.NewReaderSize(strings.NewReader(string(data)), 16)}
-		status, n, _, got, err := h.readResponse(head)
+		status, n, _, got, err := h.readResponse(head, nil)
 		if err == nil && (status < 200 || status > 999 || n < 0) {
 			t.Errorf("status %d bytes %d accepted", status, n)
 		}

@@ -44,10 +44,12 @@ func (h *h1Conn) readLine(got *int) ([]byte, error) {
 	return line, nil
 }
 
-// readResponse reads one response (after any 1xx) and its body. keep
-// reports whether the connection can carry another request.
-func (h *h1Conn) readResponse(head bool) (status int, n int64, keep bool, got int, err error) {
+// readResponse reads one response (after any 1xx) and its body, through
+// tap when set. keep reports whether the connection can carry another
+// request.
+func (h *h1Conn) readResponse(head bool, tap *bodyTap) (status int, n int64, keep bool, got int, err error) {
 	for {
+		tap.restart()
 		line, err := h.readLine(&got)
 		if err != nil {
 			return 0, 0, false, got, readErr(err, got)
@@ -90,6 +92,9 @@ func (h *h1Conn) readResponse(head bool) (status int, n int64, keep bool, got in
 					keep = true
 				}
 			}
+			if tap != nil && tap.sample {
+				tap.headerLine(name, value)
+			}
 		}
 		if status < 200 {
 			if status == 101 {
@@ -100,24 +105,48 @@ func (h *h1Conn) readResponse(head bool) (status int, n int64, keep bool, got in
 		switch {
 		case head || status == 204 || status == 304:
 		case chunked:
-			n, err = h.readChunked(&got)
+			n, err = h.readChunked(&got, tap)
 		case cl >= 0:
 			var k int
-			k, err = h.br.Discard(int(cl))
+			k, err = h.body(int(cl), tap)
 			n = int64(k)
 			got += k
 			if err != nil {
 				err = readErr(err, got)
 			}
 		default: // the body runs until the server closes the connection
-			n, err = io.Copy(io.Discard, h.br)
+			var w io.Writer = io.Discard
+			if tap != nil {
+				w = tap
+			}
+			n, err = io.Copy(w, h.br)
 			keep = false
 		}
 		return status, n, keep && err == nil, got, err
 	}
 }
 
-func (h *h1Conn) readChunked(got *int) (int64, error) {
+// body consumes the next n bytes of body, through tap when set.
+func (h *h1Conn) body(n int, tap *bodyTap) (int, error) {
+	if tap == nil {
+		return h.br.Discard(n)
+	}
+	done := 0
+	for done < n {
+		if h.br.Buffered() == 0 {
+			if _, err := h.br.Peek(1); err != nil {
+				return done, err
+			}
+		}
+		p, _ := h.br.Peek(min(h.br.Buffered(), n-done))
+		tap.Write(p)
+		k, _ := h.br.Discard(len(p))
+		done += k
+	}
+	return done, nil
+}
+
+func (h *h1Conn) readChunked(got *int, tap *bodyTap) (int64, error) {
 	var n int64
 	for {
 		line, err := h.readLine(got)
@@ -142,7 +171,7 @@ func (h *h1Conn) readChunked(got *int) (int64, error) {
 				}
 			}
 		}
-		k, err := h.br.Discard(int(size))
+		k, err := h.body(int(size), tap)
 		n += int64(k)
 		*got += k
 		if err != nil {

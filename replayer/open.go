@@ -283,8 +283,10 @@ func (r *Replayer) explain(ctx context.Context, perEndpoint, slice int, sink Res
 			return interrupted()
 		}
 	}
-	for _, pk := range r.explainPicks(perEndpoint) {
-		res := &snapshots.Result{Intended: time.Now()}
+	picks := r.explainPicks(perEndpoint)
+	r.capture.admit(len(picks), func(i int) *template { return picks[i].t })
+	for _, pk := range picks {
+		res := &snapshots.Result{Intended: time.Now(), Phase: snapshots.PhaseExplain}
 		c.enter()
 		canceled := r.send(ctx, cn, pk.t, res)
 		c.leave()

@@ -119,7 +119,7 @@ func (o *openRun) newWorker(j job) {
 
 // start counts j in flight, and late when it was held.
 func (o *openRun) start(w *openWorker, j job) {
-	w.j, w.res, w.quit = j, &snapshots.Result{Intended: j.intended}, false
+	w.j, w.res, w.quit = j, &snapshots.Result{Intended: j.intended, Phase: o.p.Phase}, false
 	o.c.enter()
 	if j.held {
 		o.c.sentLate(time.Since(j.intended))
@@ -193,9 +193,11 @@ func (w *openWorker) serve(j job, res *snapshots.Result, out outgoing, deadline 
 		canceled = o.r.send(o.ctx, w.cn, j.t, res)
 	} else {
 		var err error
-		res.Status, res.Bytes, err = w.cn.resume(o.ctx, o.r.addr, &j.t.h1, out.tp, deadline, sent)
+		tap := o.r.tap(w.cn, j.t, res.Phase)
+		res.Status, res.Bytes, err = w.cn.resume(o.ctx, o.r.addr, &j.t.h1, out.tp, deadline, sent, tap)
 		res.Done = time.Now()
 		canceled = o.r.end(o.ctx, out, err)
+		o.r.captured(j.t, res, tap, canceled)
 	}
 	o.c.leave()
 	if !canceled {

@@ -101,6 +101,28 @@ type Config struct {
 	TLS *tls.Config
 	// Logger receives diagnostics; nil discards.
 	Logger *slog.Logger
+
+	// Responses, when set, captures the target's answers to the explain
+	// phase's and the load's requests (warm-ups are not captured): per
+	// endpoint, the first SampleExchanges distinct recorded exchanges of
+	// the request sequence (the explain phase's first, then the load's, so
+	// two Replayers of one comparison sample the same exchanges), and of
+	// each its first SampleAnswers answers, go to Responses with their
+	// headers of the set (DefaultResponseHeaders and ResponseHeaders) and
+	// body (decoded, at most SampleBody bytes); every other answer is
+	// counted by the hash of its body (ResponseHashes). Nil captures
+	// nothing and costs nothing.
+	Responses ResponseSink
+	// SampleExchanges is the number of exchanges sampled per endpoint;
+	// zero means DefaultSampleExchanges, a negative value none (hashes
+	// only).
+	SampleExchanges int
+	// SampleBody is the most decoded body bytes a sample keeps; zero means
+	// DefaultSampleBody.
+	SampleBody int
+	// ResponseHeaders are kept in samples on top of
+	// DefaultResponseHeaders.
+	ResponseHeaders []string
 }
 
 // Replayer sends recorded requests to one target. Run may be called
@@ -132,6 +154,9 @@ type Replayer struct {
 	// alone tells whether a request had the target to itself (for
 	// SQLCounted); used only with a counter.
 	alone aloneTracker
+
+	// capture keeps the target's answers (Config.Responses); nil: off.
+	capture *capture
 }
 
 // ErrNoRequests is returned by New when no recorded inbound request is left
@@ -158,6 +183,9 @@ func New(cfg Config) (*Replayer, error) {
 	}
 	if cfg.MaxInFlight == 0 {
 		cfg.MaxInFlight = DefaultMaxInFlight
+	}
+	if cfg.SampleBody < 0 {
+		return nil, fmt.Errorf("replayer: negative sample body limit %d", cfg.SampleBody)
 	}
 	filter, err := newEndpointFilter(cfg.Endpoints)
 	if err != nil {
@@ -214,6 +242,7 @@ func New(cfg Config) (*Replayer, error) {
 		log:       logger,
 		pool:      connPool{max: cfg.MaxInFlight},
 		truncated: truncated,
+		capture:   newCapture(cfg, tmpls),
 	}
 	return r, nil
 }

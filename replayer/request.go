@@ -31,6 +31,7 @@ type template struct {
 	header   http.Header
 	body     []byte
 	status   int           // recorded status
+	slot     *sampleSlot   // its answers are sampled (capture.go); nil: hashed
 	start    time.Time     // recorded start, for the as-recorded model
 	dur      time.Duration // recorded duration
 	h1       h1Template    // the request serialized, for the fast path
@@ -198,15 +199,18 @@ func (r *Replayer) send(ctx context.Context, c *conn, t *template, res *snapshot
 // counting (a warm-up request's statements belong to no request).
 func (r *Replayer) sendAs(ctx context.Context, c *conn, t *template, res *snapshots.Result, counting bool) (canceled bool) {
 	out := r.begin(t, res, counting)
+	tap := r.tap(c, t, res.Phase)
 	var err error
 	if r.raw {
 		res.Sent = time.Now()
-		res.Status, res.Bytes, err = c.roundTrip(ctx, r.addr, &t.h1, out.tp, res.Sent.Add(r.timeout))
+		res.Status, res.Bytes, err = c.roundTrip(ctx, r.addr, &t.h1, out.tp, res.Sent.Add(r.timeout), tap)
 		res.Done = time.Now()
 	} else {
-		res.Status, res.Bytes, err = r.sendNetHTTP(ctx, t, out.tp, res)
+		res.Status, res.Bytes, err = r.sendNetHTTP(ctx, t, out.tp, res, tap)
 	}
-	return r.end(ctx, out, err)
+	canceled = r.end(ctx, out, err)
+	r.captured(t, res, tap, canceled)
+	return canceled
 }
 
 // outgoing is a request between begin and end; the open model's scheduler
@@ -265,9 +269,9 @@ func (r *Replayer) end(ctx context.Context, out outgoing, err error) (canceled b
 	return false
 }
 
-// sendNetHTTP sends t through net/http (https targets); it sets res.Sent
-// and res.Done.
-func (r *Replayer) sendNetHTTP(ctx context.Context, t *template, tp string, res *snapshots.Result) (status int, n int64, err error) {
+// sendNetHTTP sends t through net/http (https targets), the answer read
+// through tap when set; it sets res.Sent and res.Done.
+func (r *Replayer) sendNetHTTP(ctx context.Context, t *template, tp string, res *snapshots.Result, tap *bodyTap) (status int, n int64, err error) {
 	h := make(http.Header, len(t.header)+1)
 	for k, vs := range t.header {
 		h[k] = vs
@@ -294,7 +298,12 @@ func (r *Replayer) sendNetHTTP(ctx context.Context, t *template, tp string, res 
 	resp, err := r.transport.RoundTrip(req.WithContext(rctx))
 	if err == nil {
 		status = resp.StatusCode
-		n, err = io.Copy(io.Discard, resp.Body)
+		var w io.Writer = io.Discard
+		if tap != nil {
+			tap.headerOf(resp.Header)
+			w = tap
+		}
+		n, err = io.Copy(w, resp.Body)
 		resp.Body.Close()
 	}
 	res.Done = time.Now()

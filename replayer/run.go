@@ -50,6 +50,9 @@ func (r *Replayer) Run(ctx context.Context, p LoadPlan, sink ResultSink) (Stats,
 	if p.Phase == "" {
 		p.Phase = snapshots.PhaseLoad
 	}
+	if p.Phase == snapshots.PhaseLoad {
+		r.admitLoad(p)
+	}
 	var st Stats
 	switch p.Model() {
 	case "closed":
@@ -137,7 +140,7 @@ func (r *Replayer) runClosed(ctx context.Context, p LoadPlan, sink ResultSink) S
 				if !ok {
 					return
 				}
-				res := &snapshots.Result{Intended: now}
+				res := &snapshots.Result{Intended: now, Phase: p.Phase}
 				c.enter()
 				canceled := r.send(ctx, cn, r.templates[g%int64(len(r.templates))], res)
 				c.leave()
