@@ -59,6 +59,10 @@ type Config struct {
 	// mock's recorded responses.)
 	AllowTruncated bool
 
+	// Responses says how each side keeps its build's answers in its run
+	// file (the zero value: a sample per endpoint and hashes).
+	Responses ResponseCapture
+
 	// Mock, when set, mocks the upstreams of each side with its own
 	// mock.Server made from it (its CA is replay's, from CADir); nil mocks
 	// nothing.

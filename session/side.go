@@ -219,6 +219,8 @@ func (s *Side) open(vus int, settings map[string]string) error {
 	if s.sql != nil {
 		cfg.SQL = s.sql
 	}
+	responses := &runResponses{}
+	c.Responses.apply(&cfg, responses)
 	rp, err := replayer.New(cfg)
 	if err != nil {
 		return s.wrap(err)
@@ -233,6 +235,7 @@ func (s *Side) open(vus int, settings map[string]string) error {
 	if s.run, err = snapshots.CreateRun(s.sc.RunPath, s.info); err != nil {
 		return err
 	}
+	responses.w = s.run
 	return nil
 }
 
@@ -275,6 +278,7 @@ func (s *Side) finish(st replayer.Stats) error {
 	}
 	s.info.Wiring = s.wiringFacts()
 	stallSettings(s.info.Settings, st)
+	s.writeHashes()
 	w := s.run
 	s.run = nil
 	return w.Close(s.info)

@@ -41,6 +41,10 @@ type Config struct {
 	// slowdown that is not in the database, to test that a comparison
 	// finds it. Nil adds none.
 	Delay map[string]time.Duration
+	// Change, when set, changes the service's answers (one of Changes,
+	// e.g. ChangeType): another behaviour, for testing that a comparison of
+	// responses names it. Empty answers as documented.
+	Change string
 	// Logger receives server-side errors; nil discards them.
 	Logger *slog.Logger
 }
@@ -55,6 +59,7 @@ type App struct {
 	sqlComment bool
 	log        *slog.Logger
 	mux        *http.ServeMux
+	handler    http.Handler // mux, its answers changed by Config.Change
 }
 
 // ListLimit is the number of orders GET /orders returns at most.
@@ -76,6 +81,9 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	if a.client == nil {
 		a.client = &http.Client{Timeout: 10 * time.Second, Transport: newTransport(http.ProxyFromEnvironment)}
+	}
+	if _, err := ParseChange(cfg.Change); err != nil {
+		return nil, err
 	}
 	for route := range cfg.Delay {
 		if !knownRoute(route) {
@@ -108,6 +116,10 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	handle(RouteGetOrder, a.getOrder)
 	handle(RouteGetStatus, a.getStatus)
 	handle(RouteCatalog, a.getCatalog)
+	a.handler = a.mux
+	if cfg.Change != "" {
+		a.handler = changed(cfg.Change, a.mux)
+	}
 	return a, nil
 }
 
@@ -133,7 +145,7 @@ func connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
 
 // ServeHTTP serves the endpoints listed in the package documentation.
 func (a *App) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	a.mux.ServeHTTP(w, withTraceparent(r))
+	a.handler.ServeHTTP(w, withTraceparent(r))
 }
 
 // DB returns the pool the service uses.

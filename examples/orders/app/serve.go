@@ -32,6 +32,9 @@ type Settings struct {
 	// Delay is APP_DELAY (see ParseDelay): a fixed wait added to routes,
 	// e.g. "GET /orders/{id}/status=50ms"; nil when unset.
 	Delay map[string]time.Duration
+	// Change is APP_CHANGE (see ParseChange): answers changed on purpose,
+	// e.g. "type"; empty when unset.
+	Change string
 }
 
 // ParseEnv reads the service's settings through env (e.g. os.Getenv). Its
@@ -63,6 +66,9 @@ func ParseEnv(env func(string) string) (Settings, error) {
 	}
 	if s.Delay, err = ParseDelay(env("APP_DELAY")); err != nil {
 		return s, fmt.Errorf("APP_DELAY %w", err)
+	}
+	if s.Change, err = ParseChange(env("APP_CHANGE")); err != nil {
+		return s, err
 	}
 	s.CatalogURL = env("CATALOG_URL")
 	if s.CatalogURL != "" {
@@ -113,6 +119,7 @@ func Serve(ctx context.Context, env func(string) string, logger *slog.Logger) er
 		HTTPClient:  client,
 		SQLComment:  s.SQLComment,
 		Delay:       s.Delay,
+		Change:      s.Change,
 		Logger:      logger,
 	})
 	if err != nil {
@@ -134,6 +141,9 @@ func Serve(ctx context.Context, env func(string) string, logger *slog.Logger) er
 	attrs := []any{"url", "http://" + ln.Addr().String(), "slow", s.Slow, "catalog", s.CatalogURL}
 	if len(s.Delay) > 0 {
 		attrs = append(attrs, "delay", env("APP_DELAY"))
+	}
+	if s.Change != "" {
+		attrs = append(attrs, "change", s.Change)
 	}
 	logger.Info("orders listening", attrs...)
 

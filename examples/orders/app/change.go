@@ -1,0 +1,114 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// Behaviour changes of Config.Change (APP_CHANGE): a build that answers
+// differently, for testing that a comparison names what changed.
+const (
+	// ChangeType answers every "id" as a string ("7" for 7).
+	ChangeType = "type"
+	// ChangeDrop leaves "customer" out of every order.
+	ChangeDrop = "drop"
+	// ChangeReorder lists GET /orders oldest first.
+	ChangeReorder = "reorder"
+	// ChangeStatus answers POST /orders with 200 instead of 201.
+	ChangeStatus = "status"
+)
+
+// Changes lists the behaviour changes Config.Change accepts.
+func Changes() []string { return []string{ChangeType, ChangeDrop, ChangeReorder, ChangeStatus} }
+
+// ParseChange checks APP_CHANGE: empty, or one of Changes.
+func ParseChange(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	if s != "" && !slices.Contains(Changes(), s) {
+		return "", fmt.Errorf("APP_CHANGE %q: want one of %s", s, strings.Join(Changes(), ", "))
+	}
+	return s, nil
+}
+
+// changed serves h, changing its answers as kind says.
+func changed(kind string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &recorded{header: w.Header(), status: http.StatusOK}
+		h.ServeHTTP(rec, r)
+		body := rec.body.Bytes()
+		if strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") {
+			body = changeJSON(kind, r, body)
+		}
+		status := rec.status
+		if kind == ChangeStatus && r.Method == http.MethodPost && status == http.StatusCreated {
+			status = http.StatusOK
+		}
+		w.WriteHeader(status)
+		w.Write(body)
+	})
+}
+
+// recorded holds an answer until it is changed.
+type recorded struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorded) Header() http.Header         { return r.header }
+func (r *recorded) WriteHeader(status int)      { r.status = status }
+func (r *recorded) Write(b []byte) (int, error) { return r.body.Write(b) }
+
+// changeJSON changes a JSON body; one that does not decode is left as is.
+func changeJSON(kind string, r *http.Request, body []byte) []byte {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return body
+	}
+	switch kind {
+	case ChangeType, ChangeDrop:
+		v = walkJSON(kind, v)
+	case ChangeReorder:
+		if m, ok := v.(map[string]any); ok && r.URL.Path == "/orders" {
+			if list, ok := m["orders"].([]any); ok {
+				slices.Reverse(list)
+			}
+		}
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return body
+	}
+	return append(out, '\n')
+}
+
+// walkJSON turns every "id" into a string (ChangeType) or drops every
+// "customer" (ChangeDrop).
+func walkJSON(kind string, v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			switch {
+			case kind == ChangeType && k == "id":
+				if n, ok := e.(json.Number); ok {
+					x[k] = n.String()
+				}
+			case kind == ChangeDrop && k == "customer":
+				delete(x, k)
+			default:
+				x[k] = walkJSON(kind, e)
+			}
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = walkJSON(kind, e)
+		}
+	}
+	return v
+}
