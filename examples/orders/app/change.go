@@ -16,7 +16,7 @@ const (
 	ChangeType = "type"
 	// ChangeDrop leaves "customer" out of every order.
 	ChangeDrop = "drop"
-	// ChangeReorder lists GET /orders oldest first.
+	// ChangeReorder lists every order's items in reverse.
 	ChangeReorder = "reorder"
 	// ChangeStatus answers POST /orders with 200 instead of 201.
 	ChangeStatus = "status"
@@ -41,7 +41,7 @@ func changed(kind string, h http.Handler) http.Handler {
 		h.ServeHTTP(rec, r)
 		body := rec.body.Bytes()
 		if strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") {
-			body = changeJSON(kind, r, body)
+			body = changeJSON(kind, body)
 		}
 		status := rec.status
 		if kind == ChangeStatus && r.Method == http.MethodPost && status == http.StatusCreated {
@@ -64,7 +64,7 @@ func (r *recorded) WriteHeader(status int)      { r.status = status }
 func (r *recorded) Write(b []byte) (int, error) { return r.body.Write(b) }
 
 // changeJSON changes a JSON body; one that does not decode is left as is.
-func changeJSON(kind string, r *http.Request, body []byte) []byte {
+func changeJSON(kind string, body []byte) []byte {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
@@ -72,14 +72,8 @@ func changeJSON(kind string, r *http.Request, body []byte) []byte {
 		return body
 	}
 	switch kind {
-	case ChangeType, ChangeDrop:
+	case ChangeType, ChangeDrop, ChangeReorder:
 		v = walkJSON(kind, v)
-	case ChangeReorder:
-		if m, ok := v.(map[string]any); ok && r.URL.Path == "/orders" {
-			if list, ok := m["orders"].([]any); ok {
-				slices.Reverse(list)
-			}
-		}
 	}
 	out, err := json.Marshal(v)
 	if err != nil {
@@ -88,8 +82,8 @@ func changeJSON(kind string, r *http.Request, body []byte) []byte {
 	return append(out, '\n')
 }
 
-// walkJSON turns every "id" into a string (ChangeType) or drops every
-// "customer" (ChangeDrop).
+// walkJSON turns every "id" into a string (ChangeType), drops every
+// "customer" (ChangeDrop) or reverses every "items" (ChangeReorder).
 func walkJSON(kind string, v any) any {
 	switch x := v.(type) {
 	case map[string]any:
@@ -101,6 +95,10 @@ func walkJSON(kind string, v any) any {
 				}
 			case kind == ChangeDrop && k == "customer":
 				delete(x, k)
+			case kind == ChangeReorder && k == "items":
+				if list, ok := e.([]any); ok {
+					slices.Reverse(list)
+				}
 			default:
 				x[k] = walkJSON(kind, e)
 			}
