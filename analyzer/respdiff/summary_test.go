@@ -25,7 +25,10 @@ func answers(n int, body func(id int64, k int) string) *Side {
 // stamp is a value that differs on every call, like a timestamp or UUID.
 var stamp int
 
-func unique() string { stamp++; return fmt.Sprintf("2026-12-01T17:%02d:%02d.%06dZ", stamp/60%60, stamp%60, stamp) }
+func unique() string {
+	stamp++
+	return fmt.Sprintf("2026-12-01T17:%02d:%02d.%06dZ", stamp/60%60, stamp%60, stamp)
+}
 
 func compile(t *testing.T, r Rules) *Comparer {
 	t.Helper()

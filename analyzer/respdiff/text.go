@@ -141,7 +141,7 @@ func textDiffs(a, b string) []Diff {
 	return out
 }
 
-func lineRef(i int) string    { return "line:" + strconv.Itoa(i+1) }
+func lineRef(i int) string     { return "line:" + strconv.Itoa(i+1) }
 func lineValue(s string) Value { return Value{Type: "line", Text: quote(s)} }
 
 // Example diff limits: lines of context around a change, and lines in all.
