@@ -40,8 +40,7 @@ type ResponseHash struct {
 	Endpoint string
 	// Status is the answers' status code.
 	Status int
-	// Hash is HashBody of the raw body bytes as received (transfer coding
-	// undone, content coding kept).
+	// Hash is FNV-1a 64 of the raw body bytes as received.
 	Hash uint64
 	// Count is how many answers had this exchange, status and hash.
 	Count int64
