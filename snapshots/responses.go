@@ -40,7 +40,8 @@ type ResponseHash struct {
 	Endpoint string
 	// Status is the answers' status code.
 	Status int
-	// Hash is FNV-1a 64 of the raw body bytes as received.
+	// Hash is HashBody of the raw body bytes as received (transfer coding
+	// undone, content coding kept).
 	Hash uint64
 	// Count is how many answers had this exchange, status and hash.
 	Count int64
