@@ -109,6 +109,22 @@ func (e *PlanError) Message(name func(field string) string) string {
 	return strings.Join(append(parts, e.Problem), " ")
 }
 
+// PlanMessage is the Message of err's PlanError with the settings named
+// by names (a field it lacks keeps its name); ok is false when err is no
+// PlanError.
+func PlanMessage(err error, names map[string]string) (msg string, ok bool) {
+	var pe *PlanError
+	if !errors.As(err, &pe) {
+		return "", false
+	}
+	return pe.Message(func(field string) string {
+		if n, ok := names[field]; ok {
+			return n
+		}
+		return field
+	}), true
+}
+
 func planError(field, other, value, problem string) error {
 	return &PlanError{Field: field, Other: other, Value: value, Problem: problem}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/replaykit/replay/analyzer"
+	"github.com/replaykit/replay/analyzer/respdiff"
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/session"
@@ -61,14 +62,17 @@ func (opts *compareOptions) setupOffline() (*compareSetup, error) {
 	return su, err
 }
 
-// analysis reads --min-change and --confidence.
+// analysis reads --min-change, --confidence and the rules of answers.
 func (opts *compareOptions) analysis() (analyzer.CompareOptions, error) {
-	return parseSensitivity("compare", opts.minChange, opts.confidence)
+	return parseSensitivity("compare", opts.minChange, opts.confidence, opts.rules)
 }
 
-// parseSensitivity reads --min-change and --confidence of cmd; "" and 0
-// leave them unset.
-func parseSensitivity(cmd, minChange string, confidence float64) (o analyzer.CompareOptions, err error) {
+// parseSensitivity reads --min-change and --confidence of cmd ("" and 0
+// leave them unset) and the rules of answers.
+func parseSensitivity(cmd, minChange string, confidence float64, rules respdiff.Rules) (o analyzer.CompareOptions, err error) {
+	if err := rules.Validate(); err != nil {
+		return o, usagef("%s: %v", cmd, err)
+	}
 	if minChange != "" {
 		if o, err = analyzer.ParseMinChange(minChange); err != nil {
 			return o, usagef("%s: --min-change %v", cmd, err)

@@ -3,13 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/replaykit/replay/analyzer"
+	"github.com/replaykit/replay/analyzer/respdiff"
+	"github.com/replaykit/replay/internal/flagval"
 	"github.com/replaykit/replay/internal/listen"
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/session"
@@ -31,6 +32,7 @@ type replayFlags struct {
 	startTimeout time.Duration
 	goals        []string
 	limits       listen.Limits
+	rules        respdiff.Rules // how answers are compared
 	// changed reports whether a flag was given (some conflict only then).
 	changed func(name string) bool
 }
@@ -45,8 +47,9 @@ func (r *replayFlags) addFlags(f *pflag.FlagSet) {
 	r.mock.addFlags(f)
 	r.postgres.addFlags(f)
 	r.limits.AddFlags(f)
+	r.rules.AddFlags(f)
 	f.BoolVar(&r.sqlTraced, "sql-traced", false, "the build puts each request's traceparent in its SQL comments (sqlcommenter): count SQL under load too")
-	f.Var(autoInt{&r.explain}, "explain", "replay up to `N` distinct requests (method, path, query, body) of every endpoint one at a time first (on each side), after one warm-up request per endpoint, for exact SQL counts weighted by the load's mix (default 10 with --postgres, else 0)")
+	f.Var(flagval.AutoInt{V: &r.explain}, "explain", "replay up to `N` distinct requests (method, path, query, body) of every endpoint one at a time first (on each side), after one warm-up request per endpoint, for exact SQL counts weighted by the load's mix (default 10 with --postgres, else 0)")
 	f.DurationVar(&r.timeout, "timeout", replayer.DefaultTimeout, "per-request timeout `D`")
 	f.IntVar(&r.maxInFlight, "max-inflight", replayer.DefaultMaxInFlight, "at most `N` requests in flight (and connections), per side; raised to --vus")
 	f.DurationVar(&r.startTimeout, "start-timeout", session.DefaultStartTimeout, "wait at most `D` for each build to answer")
@@ -95,6 +98,9 @@ func (r *replayFlags) validate(cmd string, sides int) (*replaySetup, error) {
 	if su.goals, err = analyzer.ParseGoals(r.goals); err != nil {
 		return nil, usagef("%s: --goal: %v", cmd, err)
 	}
+	if err := r.rules.Validate(); err != nil {
+		return nil, usagef("%s: %v", cmd, err)
+	}
 	return su, nil
 }
 
@@ -102,7 +108,8 @@ func (r *replayFlags) validate(cmd string, sides int) (*replaySetup, error) {
 // errors are prefixed with cmd.
 func (r *replayFlags) config(ctx context.Context, cmd string, su *replaySetup) (session.Config, error) {
 	c := session.Config{Snapshot: r.snapshot, Endpoints: r.endpoints, Timeout: r.timeout, MaxInFlight: r.maxInFlight,
-		SQLTraced: r.sqlTraced, StartTimeout: r.startTimeout, AllowTruncated: r.mock.allowTruncated, Limits: r.limits}
+		SQLTraced: r.sqlTraced, StartTimeout: r.startTimeout, AllowTruncated: r.mock.allowTruncated, Limits: r.limits,
+		Responses: session.ResponseCapture{Headers: r.rules.Headers}}
 	var outbound []*snapshots.Exchange
 	var err error
 	c.Inbound, outbound, err = session.Load(ctx, r.snapshot, r.mock.used())
@@ -127,25 +134,3 @@ func (r *replayFlags) settings() map[string]string {
 	}
 	return s
 }
-
-// autoInt is an int flag whose negative value means "chosen from the other
-// flags"; its help shows no default.
-type autoInt struct{ v *int }
-
-func (a autoInt) String() string {
-	if a.v == nil || *a.v < 0 {
-		return ""
-	}
-	return strconv.Itoa(*a.v)
-}
-
-func (a autoInt) Set(s string) error {
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
-		return fmt.Errorf("want a number of 0 or more, got %q", s)
-	}
-	*a.v = n
-	return nil
-}
-
-func (a autoInt) Type() string { return "int" }

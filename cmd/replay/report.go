@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/replaykit/replay/analyzer"
+	"github.com/replaykit/replay/analyzer/respdiff"
 	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/session"
 )
@@ -17,6 +18,7 @@ type reportOptions struct {
 	formats, goals       []string
 	maxFailed, minChange string
 	confidence           float64
+	rules                respdiff.Rules
 }
 
 func newCmdReport(s streams) *cobra.Command {
@@ -39,6 +41,7 @@ func newCmdReport(s streams) *cobra.Command {
 	f.StringVar(&opts.maxFailed, "max-failed", "", "RUN: fail when more than `SHARE` of its requests failed (default: as the run was given; 1% if it recorded none)")
 	f.StringVar(&opts.minChange, "min-change", "", "DIR: smallest p95 change `'P%,D'` that counts (default: as the comparison was made)")
 	f.Float64Var(&opts.confidence, "confidence", 0, "DIR: confidence level `C` of the intervals (default: as the comparison was made)")
+	opts.rules.AddFlags(f)
 	return cmd
 }
 
@@ -55,7 +58,7 @@ func reportRun(ctx context.Context, opts *reportOptions, s streams) error {
 	if err != nil {
 		return usagef("report: --max-failed: %v", err)
 	}
-	analysis, err := parseSensitivity("report", opts.minChange, opts.confidence)
+	analysis, err := parseSensitivity("report", opts.minChange, opts.confidence, opts.rules)
 	if err != nil {
 		return err
 	}

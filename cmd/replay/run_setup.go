@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/replaykit/replay/replayer"
@@ -27,16 +26,10 @@ var runFlagNames = map[string]string{
 // planUsage turns a plan error into a usage error naming the flags (names
 // maps the plan's fields to them); other errors come back as they are.
 func planUsage(cmd string, err error, names map[string]string) error {
-	var pe *replayer.PlanError
-	if !errors.As(err, &pe) {
-		return err
+	if msg, ok := replayer.PlanMessage(err, names); ok {
+		return usagef("%s: %s", cmd, msg)
 	}
-	return usagef("%s: %s", cmd, pe.Message(func(field string) string {
-		if n, ok := names[field]; ok {
-			return n
-		}
-		return field
-	}))
+	return err
 }
 
 // setup validates opts; its errors are usage errors.
