@@ -55,7 +55,10 @@ func respRun(t testing.TB, dir string, spec runSpec, eps []epSpec, answers map[s
 var served int
 
 // servedAt is a timestamp that differs on every answer.
-func servedAt() string { served++; return fmt.Sprintf("2026-12-01T18:00:%02d.%03dZ", served%60, served) }
+func servedAt() string {
+	served++
+	return fmt.Sprintf("2026-12-01T18:00:%02d.%03dZ", served%60, served)
+}
 
 // TestCompareRunsResponses: on real run files, a changed field's type is a
 // regression explained by the behaviour sentence; timestamps are noise; an
