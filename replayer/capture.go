@@ -69,10 +69,21 @@ type hashKey struct {
 }
 
 type hashShard struct {
-	mu sync.Mutex
-	m  map[hashKey]int64
-	_  [40]byte // keeps shards on separate cache lines
+	mu       sync.Mutex
+	m        map[hashKey]int64
+	distinct map[hashKey]int // hashes per exchange and status (hash 0)
+	_        [32]byte        // keeps shards on separate cache lines
 }
+
+// MaxHashes is the number of distinct body hashes kept per exchange and
+// status: the answers beyond them (a body that changes every time: a
+// timestamp, a UUID) are counted under OtherHashes, so that memory stays
+// bounded however long the run.
+const MaxHashes = 8
+
+// OtherHashes is the ResponseHash.Hash of the answers to an exchange
+// beyond its first MaxHashes distinct bodies of one status.
+const OtherHashes = ^uint64(0)
 
 func newCapture(cfg Config, tmpls []*template) *capture {
 	if cfg.Responses == nil {
@@ -98,7 +109,7 @@ func newCapture(cfg Config, tmpls []*template) *capture {
 		cp.endpoints[t.id] = t.endpoint
 	}
 	for i := range cp.shards {
-		cp.shards[i].m = map[hashKey]int64{}
+		cp.shards[i].m, cp.shards[i].distinct = map[hashKey]int64{}, map[hashKey]int{}
 	}
 	return cp
 }
@@ -175,11 +186,23 @@ func (r *Replayer) captured(t *template, res *snapshots.Result, tp *bodyTap, can
 		cp.sink.AddResponse(tp.responseSample(t, res))
 		return
 	}
-	sh := &cp.shards[uint64(t.id)%uint64(len(cp.shards))]
-	k := hashKey{id: t.id, status: res.Status, hash: tp.hash.Sum64()}
+	cp.shards[uint64(t.id)%uint64(len(cp.shards))].count(hashKey{id: t.id, status: res.Status, hash: tp.hash.Sum64()})
+}
+
+// count counts one answer under k, or under OtherHashes when its exchange
+// and status have MaxHashes distinct hashes already.
+func (sh *hashShard) count(k hashKey) {
 	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if _, ok := sh.m[k]; !ok {
+		es := hashKey{id: k.id, status: k.status}
+		if sh.distinct[es] >= MaxHashes {
+			k.hash = OtherHashes
+		} else {
+			sh.distinct[es]++
+		}
+	}
 	sh.m[k]++
-	sh.mu.Unlock()
 }
 
 // ResponseHashes returns the answers counted by body hash so far (the

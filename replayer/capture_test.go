@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -344,5 +345,31 @@ func BenchmarkCaptureHashOnly(b *testing.B) {
 		tp := r.tap(c, t, res.Phase)
 		tp.Write(body)
 		r.captured(t, res, tp, false)
+	}
+}
+
+// TestCaptureBoundsHashesPerExchange: a body that changes with every
+// answer keeps MaxHashes hashes per exchange, the rest counted together.
+func TestCaptureBoundsHashesPerExchange(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "answer %d", n.Add(1))
+	}))
+	defer srv.Close()
+	var got responses
+	r := newReplayer(t, Config{Target: srv.URL, Exchanges: exchanges(1), Responses: &got})
+	if _, err := r.Run(context.Background(), LoadPlan{VUs: 2, Iterations: 50}, &sink{}); err != nil {
+		t.Fatal(err)
+	}
+	hashes := r.ResponseHashes()
+	var total, other int64
+	for _, h := range hashes {
+		total += h.Count
+		if h.Hash == OtherHashes {
+			other = h.Count
+		}
+	}
+	if len(hashes) != MaxHashes+1 || total != 48 || other != 48-MaxHashes {
+		t.Fatalf("%d hashes counting %d answers (%d beyond), want %d counting 48 (%d beyond)", len(hashes), total, other, MaxHashes+1, 48-MaxHashes)
 	}
 }

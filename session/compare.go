@@ -88,6 +88,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 	comparePlanSettings(settings, plan, cfg.maxInFlight())
 	put(settings, "reset", redact.Command(cfg.Reset))
 	recordSensitivity(settings, cfg.Analysis)
+	recordRules(settings, cfg.Analysis.Responses)
 	var rs [2]replayer.Side
 	for i, s := range sides {
 		if err := s.open(plan.Load.VUs, settings); err != nil {

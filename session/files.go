@@ -34,6 +34,11 @@ func CompareFilesWith(ctx context.Context, basePath, candPath string, goals []an
 		return nil, fmt.Errorf("compare: %w", err)
 	}
 	defer cand.Close()
+	if opts.Responses, err = recordedRules(base.Info(), opts.Responses); err != nil {
+		return nil, fmt.Errorf("compare: %s: %w", basePath, err)
+	}
+	opts, closeRecording := withRecording(base.Info().Snapshot, opts)
+	defer closeRecording()
 	c, err := analyzer.CompareRuns(ctx, base, cand, analyzer.SummarizeOptions{}, opts)
 	if err != nil {
 		return nil, fmt.Errorf("compare: %w", err)

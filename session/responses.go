@@ -1,6 +1,12 @@
 package session
 
 import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/replaykit/replay/analyzer"
+	"github.com/replaykit/replay/analyzer/respdiff"
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/snapshots"
 )
@@ -43,4 +49,65 @@ func (s *Side) writeHashes() {
 	if s.rp != nil && s.run != nil {
 		s.run.AddResponseHashes(s.rp.ResponseHashes())
 	}
+}
+
+// SettingResponseRules is the run file setting of the rules the answers
+// are compared with (respdiff.Rules in JSON), so that comparing the run
+// files again (report DIR, compare RUN_A RUN_B) applies them too.
+const SettingResponseRules = "response_rules"
+
+// noRules reports whether r holds no rule.
+func noRules(r respdiff.Rules) bool {
+	return len(r.Ignore)+len(r.IgnoreHeaders)+len(r.Unordered)+len(r.Accept)+len(r.Headers) == 0
+}
+
+// recordRules records r in the settings s, when it holds a rule.
+func recordRules(s map[string]string, r respdiff.Rules) {
+	if noRules(r) {
+		return
+	}
+	if b, err := json.Marshal(r); err == nil {
+		s[SettingResponseRules] = string(b)
+	}
+}
+
+// recordedRules adds the rules info recorded to r: rules given again add
+// to those a comparison was made with.
+func recordedRules(info snapshots.RunInfo, r respdiff.Rules) (respdiff.Rules, error) {
+	v := info.Settings[SettingResponseRules]
+	if v == "" {
+		return r, nil
+	}
+	var rec respdiff.Rules
+	if err := json.Unmarshal([]byte(v), &rec); err != nil {
+		return r, fmt.Errorf("%s recorded in the %s run: %w", SettingResponseRules, info.Name, err)
+	}
+	return respdiff.Rules{Ignore: merged(rec.Ignore, r.Ignore), IgnoreHeaders: merged(rec.IgnoreHeaders, r.IgnoreHeaders),
+		Unordered: merged(rec.Unordered, r.Unordered), Accept: merged(rec.Accept, r.Accept), Headers: merged(rec.Headers, r.Headers)}, nil
+}
+
+func merged(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// withRecording gives opts the snapshot at path, when it can be read, as
+// the recording's answers (analyzer.CompareOptions.Recorded): what differs
+// between them and the baseline's is noise too. The function returned
+// closes it.
+func withRecording(path string, opts analyzer.CompareOptions) (analyzer.CompareOptions, func()) {
+	if opts.Recorded != nil || path == "" || !fileExists(path) {
+		return opts, func() {}
+	}
+	snap, err := snapshots.Open(path)
+	if err != nil {
+		return opts, func() {}
+	}
+	opts.Recorded = snap
+	return opts, func() { snap.Close() }
 }

@@ -83,7 +83,7 @@ func parseSensitivity(cmd, minChange string, confidence float64, rules respdiff.
 			return o, usagef("%s: --confidence %v", cmd, err)
 		}
 	}
-	o.Confidence = confidence
+	o.Confidence, o.Responses = confidence, rules
 	return o, nil
 }
 
