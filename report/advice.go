@@ -293,8 +293,12 @@ func comparisonNext(r *ComparisonReport, q quoter) []string {
 			next = append(next, s+".")
 		case analyzer.CauseApp:
 			next = append(next, fmt.Sprintf("Profile %s in the candidate: the extra time is spent outside the database.", e.Endpoint))
+		case analyzer.CauseBehaviour:
 		default:
 			next = append(next, fmt.Sprintf("Count SQL (--postgres LISTEN=HOST:PORT) to tell whether the database or the app made %s slower.", e.Endpoint))
+		}
+		if e.ResponseVerdict == analyzer.Regression {
+			next = append(next, behaviourNext(e, q))
 		}
 	}
 	if d := c.MockMisses[1] - c.MockMisses[0]; d > 0 {

@@ -359,6 +359,9 @@ type EndpointComparisonDocument struct {
 	// reported for the endpoint (analyzer.Change.MinDetectable); absent when
 	// the latency was not judged.
 	MinDetectableChange *DetectableDocument `json:"min_detectable_change,omitempty"`
+	// Responses compares the builds' answers; absent when either run kept
+	// none.
+	Responses *ResponsesDocument `json:"responses,omitempty"`
 }
 
 // DetectableDocument is a smallest detectable change: as a ratio (1.15 is
@@ -459,6 +462,7 @@ func NewComparisonDocument(r *ComparisonReport) ComparisonDocument {
 				BaselineErrorsPerRequest: round(f.BaselineErrorsPerRequest, 3), CandidateErrorsPerRequest: round(f.CandidateErrorsPerRequest, 3),
 			})
 		}
+		ed.Responses = responsesDoc(e.Responses)
 		d.Endpoints = append(d.Endpoints, ed)
 	}
 	return d

@@ -152,6 +152,9 @@ func ComparisonJUnit(w io.Writer, r *ComparisonReport) error {
 		switch x.Verdict {
 		case analyzer.Regression:
 			tc.Failure = &junitMessage{Message: x.Explanation, Type: "regression", Text: x.Explanation}
+			if ex := responseExample(x); ex != "" {
+				tc.Failure.Text += "\n\n" + ex
+			}
 		case analyzer.Inconclusive:
 			tc.Skipped = &junitMessage{Message: x.Explanation}
 		}

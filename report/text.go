@@ -115,6 +115,7 @@ func ComparisonText(w io.Writer, r *ComparisonReport) error {
 	for _, x := range c.Endpoints {
 		e.printf("  %s: %s\n", x.Endpoint, x.Explanation)
 	}
+	writeResponsesText(e, comparedResponses(c))
 	writeGoalsText(e, "Goals (candidate)", r.Goals)
 	if len(c.Notes) > 0 {
 		e.println("")
