@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/replaykit/replay/examples/orders/app"
+	"github.com/replaykit/replay/examples/orders/catalog"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -212,9 +218,7 @@ INSERT INTO order_items (order_id, sku, qty, price_cents)
 // changes pass.
 func TestResponsesOrders(t *testing.T) {
 	env := newOrdersEnv(t)
-	if err := os.WriteFile(filepath.Join(env.dir, "reset.sql"), []byte(ordersDeterministicReset), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	recordOrders(t, env)
 	compare := func(t *testing.T, name string, extra ...string) responsesJSON {
 		t.Helper()
 		_, doc, _, stderr, _ := env.compare(t, name, append([]string{"--duration", "1s"}, extra...)...)
@@ -280,4 +284,64 @@ func TestResponsesOrders(t *testing.T) {
 			t.Errorf("the intended change is not listed as accepted")
 		}
 	})
+}
+
+// recordOrders makes env's data deterministic (ordersDeterministicReset)
+// and records the demo app's own answers to env's requests in its
+// snapshot, as a recording through replay would hold them.
+func recordOrders(t *testing.T, env *ordersEnv) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(env.dir, "reset.sql"), []byte(ordersDeterministicReset), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	db, err := pgxpool.New(ctx, env.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := app.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(ctx, ordersDeterministicReset); err != nil {
+		t.Fatal(err)
+	}
+	cat := httptest.NewServer(catalog.Handler())
+	defer cat.Close()
+	svc, err := app.New(ctx, app.Config{DB: db, CatalogURL: cat.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := snapshots.Open(env.snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exs []*snapshots.Exchange
+	for e, err := range src.Exchanges(ctx, snapshots.Filter{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		exs = append(exs, e)
+	}
+	src.Close()
+	snap := filepath.Join(env.dir, "orders-answers.snap")
+	w, err := snapshots.Create(snap, snapshots.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range exs {
+		if e.Direction == snapshots.Inbound {
+			u, _ := url.Parse(e.URL)
+			req := httptest.NewRequest(e.Method, u.RequestURI(), bytes.NewReader(e.RequestBody))
+			req.Header = e.RequestHeader.Clone()
+			rec := httptest.NewRecorder()
+			svc.ServeHTTP(rec, req)
+			e.Status, e.ResponseHeader, e.ResponseBody, e.ResponseBodySize = rec.Code, rec.Header(), rec.Body.Bytes(), int64(rec.Body.Len())
+		}
+		w.AddExchange(e)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	env.snap = snap
 }

@@ -71,9 +71,8 @@ func changeJSON(kind string, body []byte) []byte {
 	if dec.Decode(&v) != nil {
 		return body
 	}
-	switch kind {
-	case ChangeType, ChangeDrop, ChangeReorder:
-		v = walkJSON(kind, v)
+	if !walkJSON(kind, v) {
+		return body // as the unchanged service writes it, byte for byte
 	}
 	out, err := json.Marshal(v)
 	if err != nil {
@@ -82,31 +81,34 @@ func changeJSON(kind string, body []byte) []byte {
 	return append(out, '\n')
 }
 
-// walkJSON turns every "id" into a string (ChangeType), drops every
-// "customer" (ChangeDrop) or reverses every "items" (ChangeReorder).
-func walkJSON(kind string, v any) any {
+// walkJSON turns every "id" in v into a string (ChangeType), drops every
+// "customer" (ChangeDrop) or reverses every "items" (ChangeReorder), and
+// reports whether it changed anything.
+func walkJSON(kind string, v any) (changed bool) {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
 			switch {
 			case kind == ChangeType && k == "id":
 				if n, ok := e.(json.Number); ok {
-					x[k] = n.String()
+					x[k], changed = n.String(), true
 				}
 			case kind == ChangeDrop && k == "customer":
 				delete(x, k)
+				changed = true
 			case kind == ChangeReorder && k == "items":
-				if list, ok := e.([]any); ok {
+				if list, ok := e.([]any); ok && len(list) > 1 {
 					slices.Reverse(list)
+					changed = true
 				}
 			default:
-				x[k] = walkJSON(kind, e)
+				changed = walkJSON(kind, e) || changed
 			}
 		}
 	case []any:
-		for i, e := range x {
-			x[i] = walkJSON(kind, e)
+		for _, e := range x {
+			changed = walkJSON(kind, e) || changed
 		}
 	}
-	return v
+	return changed
 }
