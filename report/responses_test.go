@@ -138,3 +138,54 @@ func TestBehaviourFixture(t *testing.T) {
 		t.Errorf("Markdown lacks the collapsed example diff:\n%s", md.String())
 	}
 }
+
+// checkFixture is a run checked against its recording: GET /orders/{id}/status
+// answers its status in capitals; GET /orders carries its own timestamps.
+func checkFixture(t testing.TB) *RunReport {
+	r := runFixture(t)
+	r.Goals = nil
+	rc := &analyzer.ResponseCheck{}
+	c, err := respdiff.Rules{}.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ep := range []string{"GET /orders/{id}/status", "GET /orders"} {
+		var recorded []*snapshots.Exchange
+		build := &respdiff.Side{Host: r.Summary.Info.Target}
+		for id := int64(1); id <= 16; id++ {
+			rec := fmt.Sprintf(`{"id":%d,"status":"paid"}`, id)
+			if i == 1 {
+				rec = fmt.Sprintf(`{"orders":[%d],"at":"2025-03-01T11:00:00Z"}`, id)
+			}
+			recorded = append(recorded, &snapshots.Exchange{ID: id, Service: "shop.test:80", Endpoint: ep, Status: 200,
+				ResponseHeader: http.Header{"Content-Type": {"application/json"}}, ResponseBody: []byte(rec), ResponseBodySize: int64(len(rec))})
+			for k := range 2 {
+				b := fmt.Sprintf(`{"id":%d,"status":"PAID"}`, id)
+				if i == 1 {
+					b = fmt.Sprintf(`{"orders":[%d],"at":"2025-03-01T12:00:%02dZ"}`, id, k)
+				}
+				build.Add(id, respdiff.Answer{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(b)})
+			}
+		}
+		s := c.Check(build, respdiff.RecordedSide(recorded))
+		rc.Endpoints = append(rc.Endpoints, analyzer.EndpointResponses{Endpoint: ep, Responses: s})
+		rc.Compared += s.Compared
+		rc.Differing += s.Differing
+	}
+	r.Responses = rc
+	return r
+}
+
+func TestCheckGolden(t *testing.T) {
+	r := checkFixture(t)
+	if r.Passed() || r.Responses.Differing != 32 {
+		t.Fatalf("passed %v with %d differing; want failed with 32", r.Passed(), r.Responses.Differing)
+	}
+	for _, f := range Formats() {
+		var b bytes.Buffer
+		if err := WriteRun(&b, f, r); err != nil {
+			t.Fatal(err)
+		}
+		golden.Check(t, "run-check"+f.Ext()+".golden", b.Bytes())
+	}
+}
