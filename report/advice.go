@@ -335,10 +335,14 @@ func comparisonNext(r *ComparisonReport, q quoter) []string {
 		next = append(next, s+".")
 	}
 	if len(next) == 0 {
-		if imp := endpointsWith(c, analyzer.Improvement); len(imp) > 0 {
-			return []string{"Nothing to fix: no endpoint got slower or ran more SQL; " + list(imp) + " got better."}
+		what := "no endpoint got slower or ran more SQL"
+		if len(comparedResponses(c)) > 0 {
+			what = "no endpoint got slower, ran more SQL or answered otherwise"
 		}
-		return []string{"Nothing to fix: no endpoint got slower or ran more SQL."}
+		if imp := endpointsWith(c, analyzer.Improvement); len(imp) > 0 {
+			return []string{"Nothing to fix: " + what + "; " + list(imp) + " got better."}
+		}
+		return []string{"Nothing to fix: " + what + "."}
 	}
 	return next
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -187,5 +188,34 @@ func TestCheckGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		golden.Check(t, "run-check"+f.Ext()+".golden", b.Bytes())
+	}
+}
+
+// TestBehaviourAA: two runs of one build whose answers carry timestamps,
+// UUIDs and request ids pass, and say the answers were compared.
+func TestBehaviourAA(t *testing.T) {
+	base := fixtureSummary(t, info("baseline", "http://127.0.0.1:41001", 0), fixtureResults(2000, 11, true, baseEndpoints()))
+	cand := fixtureSummary(t, info("candidate", "http://127.0.0.1:41002", 0), fixtureResults(2000, 12, false, baseEndpoints()))
+	n := 0
+	answer := func(ep string, id int64, k int) (string, http.Header) {
+		n++
+		h := http.Header{"Content-Type": {"application/json"}, "X-Request-Id": {fmt.Sprint(n)}}
+		return fmt.Sprintf(`{"id":%d,"at":"2025-03-01T12:00:%02dZ","uuid":"%08x-4d2f","request_id":"r%d"}`, id, n%60, n*7919, n), h
+	}
+	base.Responses = fixtureAnswers(base.Info.Target, answer)
+	cand.Responses = fixtureAnswers(cand.Info.Target, answer)
+	c, err := analyzer.Compare(base, cand, analyzer.CompareOptions{Responses: respdiff.Rules{Headers: []string{"X-Request-Id"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &ComparisonReport{Comparison: c}
+	for _, e := range c.Endpoints {
+		if e.Responses == nil || e.Responses.Differing != 0 || len(e.Responses.Ignored) != 4 {
+			t.Errorf("%s: %+v", e.Endpoint, e.Responses)
+		}
+	}
+	c.Endpoints = slices.DeleteFunc(c.Endpoints, func(e *analyzer.EndpointComparison) bool { return e.Verdict == analyzer.Inconclusive })
+	if next := comparisonNext(r, plain); !r.Passed() || len(next) != 1 || next[0] != "Nothing to fix: no endpoint got slower, ran more SQL or answered otherwise." {
+		t.Errorf("A/A: passed %v, next %q", r.Passed(), next)
 	}
 }
