@@ -311,6 +311,7 @@ func (t *tally) pair(id int64, r, a Answer, env *pairEnv) {
 	t.s.Sampled++
 	seen := map[any]bool{}
 	differing := false
+	example, made := "", false // the pair's example diff, made once
 	for _, d := range diffAnswers(r, a, env) {
 		g, ig := t.classify(d, false)
 		if ig != nil {
@@ -323,7 +324,10 @@ func (t *tally) pair(id int64, r, a Answer, env *pairEnv) {
 		if !seen[g] {
 			seen[g] = true
 			if g.Count == 0 {
-				g.Example = Example{ExchangeID: id, Path: d.Path, Diff: exampleDiff(r, a, env)}
+				if !made {
+					example, made = exampleDiff(r, a, env), true
+				}
+				g.Example = Example{ExchangeID: id, Path: d.Path, Diff: example}
 			}
 			g.Count++
 		}
