@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 
@@ -81,31 +82,59 @@ func ReadResponses(run RunSource) (*RunResponses, error) {
 	return rr, nil
 }
 
+// recordedLister lists a snapshot's exchanges: *snapshots.Snapshot is one.
+// readRecorded streams them when it wants many.
+type recordedLister interface {
+	Exchanges(ctx context.Context, f snapshots.Filter) iter.Seq2[*snapshots.Exchange, error]
+}
+
+// manyRecorded is how many exchanges readRecorded reads one by one at
+// most; beyond, it streams the snapshot's inbound exchanges.
+const manyRecorded = 256
+
 // readRecorded reads the recording's answers to the requests of sides:
-// the sampled ones, and with hashes those hashed too.
-func readRecorded(ctx context.Context, src RecordedSource, sides map[string]*respdiff.Side, hashes bool) (map[string]*respdiff.Side, error) {
-	out := map[string]*respdiff.Side{}
-	for _, name := range slices.Sorted(maps.Keys(sides)) {
-		s := sides[name]
-		ids := slices.Collect(maps.Keys(s.Samples))
+// the sampled ones, and with hashes those hashed too. With strict false,
+// an exchange it cannot read is left out (it only teaches noise).
+func readRecorded(ctx context.Context, src RecordedSource, sides map[string]*respdiff.Side, hashes, strict bool) (map[string]*respdiff.Side, error) {
+	want := map[int64]string{} // exchange → endpoint
+	for name, s := range sides {
+		for id := range s.Samples {
+			want[id] = name
+		}
 		if hashes {
 			for _, h := range s.Hashes {
-				ids = append(ids, h.ExchangeID)
+				want[h.ExchangeID] = name
 			}
 		}
-		slices.Sort(ids)
-		ids = slices.Compact(ids)
-		var exs []*snapshots.Exchange
-		for _, id := range ids {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			e, err := src.Exchange(ctx, id)
+	}
+	got := map[string][]*snapshots.Exchange{}
+	if l, ok := src.(recordedLister); ok && len(want) > manyRecorded {
+		for e, err := range l.Exchanges(ctx, snapshots.Filter{Direction: snapshots.Inbound}) {
 			if err != nil {
+				return nil, fmt.Errorf("recorded answers: %w", err)
+			}
+			if name, ok := want[e.ID]; ok {
+				got[name] = append(got[name], e)
+				delete(want, e.ID)
+			}
+		}
+		if len(want) > 0 && strict {
+			return nil, fmt.Errorf("recorded answers: %d replayed exchanges (e.g. %d) are not in the snapshot", len(want), slices.Min(slices.Collect(maps.Keys(want))))
+		}
+	} else {
+		for _, id := range slices.Sorted(maps.Keys(want)) {
+			e, err := src.Exchange(ctx, id)
+			if err != nil && (strict || ctx.Err() != nil) {
 				return nil, fmt.Errorf("recorded answer of exchange %d: %w", id, err)
 			}
-			exs = append(exs, e)
+			if err == nil {
+				got[want[id]] = append(got[want[id]], e)
+			}
 		}
+	}
+	out := map[string]*respdiff.Side{}
+	for name, exs := range got {
+		slices.SortFunc(exs, func(a, b *snapshots.Exchange) int { return cmp.Compare(a.ID, b.ID) })
 		out[name] = respdiff.RecordedSide(exs)
 	}
 	return out, nil
@@ -185,13 +214,17 @@ func CheckResponses(ctx context.Context, run RunSource, recorded RecordedSource,
 	if err != nil || rr == nil {
 		return nil, err
 	}
-	rec, err := readRecorded(ctx, recorded, rr.Endpoints, true)
+	rec, err := readRecorded(ctx, recorded, rr.Endpoints, true, true)
 	if err != nil {
 		return nil, fmt.Errorf("check responses: %w", err)
 	}
 	out := &ResponseCheck{}
 	for name, side := range rr.Endpoints {
-		s := rc.Check(side, rec[name])
+		r := rec[name]
+		if r == nil {
+			r = &respdiff.Side{}
+		}
+		s := rc.Check(side, r)
 		if s.Compared == 0 {
 			continue
 		}

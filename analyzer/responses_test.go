@@ -3,6 +3,7 @@ package analyzer
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -17,8 +18,8 @@ import (
 type answerFunc func(id int64, k int) string
 
 // respRun writes a run file of synthetic results and, per endpoint with
-// an answerFunc, two answers to each of exchanges 1 to 10.
-func respRun(t testing.TB, dir string, spec runSpec, eps []epSpec, answers map[string]answerFunc) *snapshots.Run {
+// an answerFunc, two answers to each of exchanges 1 to 10, then hashes.
+func respRun(t testing.TB, dir string, spec runSpec, eps []epSpec, answers map[string]answerFunc, hashes ...snapshots.ResponseHash) *snapshots.Run {
 	t.Helper()
 	info := spec.info()
 	path := filepath.Join(dir, info.Name+".run")
@@ -41,6 +42,7 @@ func respRun(t testing.TB, dir string, spec runSpec, eps []epSpec, answers map[s
 			}
 		}
 	}
+	w.AddResponseHashes(hashes)
 	if err := w.Close(info); err != nil {
 		t.Fatal(err)
 	}
@@ -217,5 +219,58 @@ func TestCheckResponses(t *testing.T) {
 	}
 	if _, err := CheckResponses(ctx, same, snap, respdiff.Rules{Unordered: []string{"$.a["}}); err == nil || !strings.Contains(err.Error(), "--unordered") {
 		t.Errorf("bad rule: %v", err)
+	}
+}
+
+// TestCheckResponsesMany: with more exchanges than it reads one by one,
+// CheckResponses streams the snapshot; answers beyond the sample compare
+// by hash with the recorded bodies; an exchange the snapshot lacks is an
+// error.
+func TestCheckResponsesMany(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	const ep = "GET /orders/{id}/status"
+	body := func(id int64) string { return fmt.Sprintf(`{"id":%d,"status":"paid"}`, id) }
+	path := filepath.Join(dir, "many.snap")
+	w, err := snapshots.Create(path, snapshots.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := int64(1); id <= 300; id++ {
+		b := body(id)
+		w.AddExchange(&snapshots.Exchange{ID: id, Direction: snapshots.Inbound, Protocol: "http", Service: "127.0.0.1:8080", Start: t0,
+			Method: "GET", URL: fmt.Sprintf("http://127.0.0.1:8080/orders/%d/status", id), Endpoint: ep, Status: 200,
+			ResponseHeader: http.Header{"Content-Type": {"application/json"}}, ResponseBody: []byte(b), ResponseBodySize: int64(len(b))})
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := snapshots.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	run := func(name string, extra int64) *snapshots.Run {
+		var hs []snapshots.ResponseHash
+		for id := int64(11); id <= 300+extra; id++ {
+			h := fnv.New64a()
+			h.Write([]byte(body(id)))
+			if id == 299 {
+				h.Write([]byte(" "))
+			}
+			hs = append(hs, snapshots.ResponseHash{ExchangeID: id, Endpoint: ep, Status: 200, Hash: h.Sum64(), Count: 2})
+		}
+		return respRun(t, dir, noisy(name, 5), demoEndpoints(), map[string]answerFunc{ep: func(id int64, k int) string { return body(id) }}, hs...)
+	}
+	rc, err := CheckResponses(ctx, run("hashed", 0), snap, respdiff.Rules{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rc.Endpoints[0].Responses
+	if s.Sampled != 20 || s.Hashed != 580 || s.Differing != 2 || s.Sentence() != "body differs by hash in 2 of 580 answers beyond the sample" {
+		t.Errorf("sampled %d, hashed %d, differing %d, %q", s.Sampled, s.Hashed, s.Differing, s.Sentence())
+	}
+	if _, err := CheckResponses(ctx, run("beyond", 1), snap, respdiff.Rules{}); err == nil || !strings.Contains(err.Error(), "1 replayed exchanges (e.g. 301) are not in the snapshot") {
+		t.Errorf("an exchange the snapshot lacks: %v", err)
 	}
 }

@@ -51,7 +51,7 @@ func CompareRuns(ctx context.Context, base, cand RunSource, sopts SummarizeOptio
 		return nil, fmt.Errorf("candidate: %w", kerr)
 	}
 	if copts.Recorded != nil && b.Responses != nil {
-		rec, err := readRecorded(ctx, copts.Recorded, b.Responses.Endpoints, false)
+		rec, err := readRecorded(ctx, copts.Recorded, b.Responses.Endpoints, false, false)
 		if err != nil {
 			return nil, fmt.Errorf("compare responses: %w", err)
 		}

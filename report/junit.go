@@ -129,6 +129,7 @@ func RunJUnit(w io.Writer, r *RunReport) error {
 	}
 	ss.add(eps)
 	ss.add(wiringSuite(r.Faults()))
+	ss.add(responsesSuite(r.Responses))
 	if why := r.Failures.Why(); why != "" {
 		c := junitCase{Name: "failed requests", Classname: "replay.failures", Time: "0", SystemOut: strings.Join(failureNotes(r), "\n")}
 		c.Failure = &junitMessage{Message: why, Type: "failures", Text: why + "\n" + strings.Join(failureNotes(r), "\n")}

@@ -109,14 +109,25 @@ func ignoredLine(s *respdiff.Summary, q quoter) string {
 	return strings.Join(parts, "; ")
 }
 
+// responseLabels name what a comparison of answers compared.
+type responseLabels struct {
+	title   string // heads the section
+	example string // says which side an example diff's lines are from
+}
+
+var (
+	buildLabels     = responseLabels{"Responses (the same requests' answers, field by field, and beyond the sample by hash)", "- baseline, + candidate"}
+	recordingLabels = responseLabels{"Responses compared with the recording (field by field, and beyond the sample by hash)", "- recording, + build"}
+)
+
 // writeResponsesText writes the comparison of answers: a table, then per
 // endpoint its differences, accepted ones and what it ignored.
-func writeResponsesText(e *errWriter, rs []endpointResponses) {
+func writeResponsesText(e *errWriter, rs []endpointResponses, l responseLabels) {
 	if len(rs) == 0 {
 		return
 	}
 	e.println("")
-	e.println("Responses (the same requests' answers, field by field, and beyond the sample by hash)")
+	e.println(l.title)
 	t := newTable([]string{"ENDPOINT", "COMPARED", "DIFFERING", "IGNORED"}, 1, 2, 3)
 	for _, r := range rs {
 		t.add(r.endpoint, count(r.s.Compared), count(r.s.Differing), count(int64(len(r.s.Ignored))))
@@ -137,12 +148,13 @@ func writeResponsesText(e *errWriter, rs []endpointResponses) {
 
 // writeResponsesMarkdown writes the comparison of answers: a table, the
 // differences, and the first example diff of each endpoint collapsed.
-func writeResponsesMarkdown(e *errWriter, rs []endpointResponses) {
+func writeResponsesMarkdown(e *errWriter, rs []endpointResponses, l responseLabels) {
 	if len(rs) == 0 {
 		return
 	}
+	title, rest, _ := strings.Cut(l.title, " ")
 	e.println("")
-	e.println("**Responses** (the same requests' answers, field by field, and beyond the sample by hash):")
+	e.println("**" + title + "** " + rest + ":")
 	e.println("")
 	e.println("| Endpoint | Compared | Differing | Differences |")
 	e.println("|---|---:|---:|---|")
@@ -162,7 +174,7 @@ func writeResponsesMarkdown(e *errWriter, rs []endpointResponses) {
 	for _, r := range rs {
 		if ex := firstExample(r.s); ex != nil {
 			e.println("")
-			e.printf("<details><summary>Example: %s, exchange %d (- baseline, + candidate)</summary>\n\n", r.endpoint, ex.ExchangeID)
+			e.printf("<details><summary>Example: %s, exchange %d (%s)</summary>\n\n", r.endpoint, ex.ExchangeID, l.example)
 			e.println("```diff")
 			e.printf("%s", ex.Diff)
 			e.println("```")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -136,5 +137,85 @@ func TestBehaviourFixture(t *testing.T) {
 	}
 	if !strings.Contains(md.String(), "<details><summary>Example: GET /orders/{id}/status, exchange 1 (- baseline, + candidate)</summary>\n\n```diff\n  {\n-   \"id\": 1,\n+   \"id\": \"1\",") {
 		t.Errorf("Markdown lacks the collapsed example diff:\n%s", md.String())
+	}
+}
+
+// checkFixture is a run checked against its recording: GET /orders/{id}/status
+// answers its status in capitals; GET /orders carries its own timestamps.
+func checkFixture(t testing.TB) *RunReport {
+	r := runFixture(t)
+	r.Goals = nil
+	rc := &analyzer.ResponseCheck{}
+	c, err := respdiff.Rules{}.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ep := range []string{"GET /orders/{id}/status", "GET /orders"} {
+		var recorded []*snapshots.Exchange
+		build := &respdiff.Side{Host: r.Summary.Info.Target}
+		for id := int64(1); id <= 16; id++ {
+			rec := fmt.Sprintf(`{"id":%d,"status":"paid"}`, id)
+			if i == 1 {
+				rec = fmt.Sprintf(`{"orders":[%d],"at":"2025-03-01T11:00:00Z"}`, id)
+			}
+			recorded = append(recorded, &snapshots.Exchange{ID: id, Service: "shop.test:80", Endpoint: ep, Status: 200,
+				ResponseHeader: http.Header{"Content-Type": {"application/json"}}, ResponseBody: []byte(rec), ResponseBodySize: int64(len(rec))})
+			for k := range 2 {
+				b := fmt.Sprintf(`{"id":%d,"status":"PAID"}`, id)
+				if i == 1 {
+					b = fmt.Sprintf(`{"orders":[%d],"at":"2025-03-01T12:00:%02dZ"}`, id, k)
+				}
+				build.Add(id, respdiff.Answer{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(b)})
+			}
+		}
+		s := c.Check(build, respdiff.RecordedSide(recorded))
+		rc.Endpoints = append(rc.Endpoints, analyzer.EndpointResponses{Endpoint: ep, Responses: s})
+		rc.Compared += s.Compared
+		rc.Differing += s.Differing
+	}
+	r.Responses = rc
+	return r
+}
+
+func TestCheckGolden(t *testing.T) {
+	r := checkFixture(t)
+	if r.Passed() || r.Responses.Differing != 32 {
+		t.Fatalf("passed %v with %d differing; want failed with 32", r.Passed(), r.Responses.Differing)
+	}
+	for _, f := range Formats() {
+		var b bytes.Buffer
+		if err := WriteRun(&b, f, r); err != nil {
+			t.Fatal(err)
+		}
+		golden.Check(t, "run-check"+f.Ext()+".golden", b.Bytes())
+	}
+}
+
+// TestBehaviourAA: two runs of one build whose answers carry timestamps,
+// UUIDs and request ids pass, and say the answers were compared.
+func TestBehaviourAA(t *testing.T) {
+	base := fixtureSummary(t, info("baseline", "http://127.0.0.1:41001", 0), fixtureResults(2000, 11, true, baseEndpoints()))
+	cand := fixtureSummary(t, info("candidate", "http://127.0.0.1:41002", 0), fixtureResults(2000, 12, false, baseEndpoints()))
+	n := 0
+	answer := func(ep string, id int64, k int) (string, http.Header) {
+		n++
+		h := http.Header{"Content-Type": {"application/json"}, "X-Request-Id": {fmt.Sprint(n)}}
+		return fmt.Sprintf(`{"id":%d,"at":"2025-03-01T12:00:%02dZ","uuid":"%08x-4d2f","request_id":"r%d"}`, id, n%60, n*7919, n), h
+	}
+	base.Responses = fixtureAnswers(base.Info.Target, answer)
+	cand.Responses = fixtureAnswers(cand.Info.Target, answer)
+	c, err := analyzer.Compare(base, cand, analyzer.CompareOptions{Responses: respdiff.Rules{Headers: []string{"X-Request-Id"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &ComparisonReport{Comparison: c}
+	for _, e := range c.Endpoints {
+		if e.Responses == nil || e.Responses.Differing != 0 || len(e.Responses.Ignored) != 4 {
+			t.Errorf("%s: %+v", e.Endpoint, e.Responses)
+		}
+	}
+	c.Endpoints = slices.DeleteFunc(c.Endpoints, func(e *analyzer.EndpointComparison) bool { return e.Verdict == analyzer.Inconclusive })
+	if next := comparisonNext(r, plain); !r.Passed() || len(next) != 1 || next[0] != "Nothing to fix: no endpoint got slower, ran more SQL or answered otherwise." {
+		t.Errorf("A/A: passed %v, next %q", r.Passed(), next)
 	}
 }

@@ -1,6 +1,9 @@
 package respdiff
 
 import (
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -49,5 +52,31 @@ func FuzzCompareJSON(f *testing.F) {
 			}
 		}
 		exampleDiff(x, y, env)
+	})
+}
+
+// FuzzRulePath: a rule's path parses or gives one line quoting it; a JSON
+// path that parses formats back to a path that parses to the same steps.
+func FuzzRulePath(f *testing.F) {
+	for _, s := range []string{"$.a", "$.items[*].id", `$["a.b"][2]`, "$.*", "status", "header:X-Id", "line:3", "body", "$.a..b", `$["x`, "$[01]", "served_at"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		err := CheckPath(s)
+		if err != nil {
+			if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, strconv.Quote(s)) {
+				t.Fatalf("error %q: not one line quoting %q", msg, s)
+			}
+			return
+		}
+		segs, err := parseJSONPath(s)
+		if err != nil {
+			return // status, header:NAME, body, line:N
+		}
+		back := formatPath(segs, false)
+		again, err := parseJSONPath(back)
+		if err != nil || !slices.Equal(segs, again) {
+			t.Fatalf("%q formats as %q, which parses to %v (%v), not %v", s, back, again, err, segs)
+		}
 	})
 }

@@ -23,16 +23,16 @@ type Rules struct {
 	// Ignore lists paths whose differences are ignored (listed as such):
 	// JSON paths ($.served_at, $.items[*].etag), status, body, line:N,
 	// header:NAME.
-	Ignore []string
+	Ignore []string `json:"ignore,omitempty"`
 	// IgnoreHeaders lists headers not compared (nor captured).
-	IgnoreHeaders []string
+	IgnoreHeaders []string `json:"ignore_headers,omitempty"`
 	// Unordered lists JSON array paths compared as multisets.
-	Unordered []string
+	Unordered []string `json:"unordered,omitempty"`
 	// Accept lists paths whose differences are intended: listed as
 	// accepted, not counted as differing.
-	Accept []string
+	Accept []string `json:"accept,omitempty"`
 	// Headers lists headers compared beyond DefaultHeaders.
-	Headers []string
+	Headers []string `json:"headers,omitempty"`
 }
 
 // AddFlags registers --ignore, --ignore-header, --unordered, --accept-diff

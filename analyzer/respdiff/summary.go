@@ -2,7 +2,6 @@ package respdiff
 
 import (
 	"cmp"
-	"fmt"
 	"maps"
 	"net/url"
 	"slices"
@@ -34,8 +33,9 @@ func (s *Side) Add(id int64, a Answer) {
 }
 
 // RecordedSide is the side of recorded exchanges: one answer each, and
-// the hash of each complete recorded body (to compare the answers beyond
-// the sample with), served from the first exchange's service.
+// the hash of each complete recorded body that holds no redacted value (to
+// compare the answers beyond the sample with), served from the first
+// exchange's service.
 func RecordedSide(exchanges []*snapshots.Exchange) *Side {
 	s := &Side{Samples: map[int64][]Answer{}}
 	for _, e := range exchanges {
@@ -43,7 +43,7 @@ func RecordedSide(exchanges []*snapshots.Exchange) *Side {
 			s.Host = e.Service
 		}
 		s.Samples[e.ID] = []Answer{FromExchange(e)}
-		if !e.ResponseTruncated() {
+		if !e.ResponseTruncated() && !redacted(string(e.ResponseBody)) {
 			s.Hashes = append(s.Hashes, snapshots.ResponseHash{ExchangeID: e.ID, Endpoint: e.Endpoint, Status: e.Status,
 				Hash: fnv64(e.ResponseBody), Count: 1})
 		}
@@ -215,35 +215,6 @@ func hostOf(s string) string {
 	return s
 }
 
-// ignoresBody reports whether a rule ignores part of a body or orders it
-// as a set: then equal answers may hash differently.
-func (c *Comparer) ignoresBody() bool {
-	if len(c.unordered) > 0 {
-		return true
-	}
-	for _, p := range c.ignore {
-		if p.kind != "status" && p.kind != "header" {
-			return true
-		}
-	}
-	return false
-}
-
-// hostInBodies reports whether a body of s holds its host.
-func hostInBodies(s *Side, host string) bool {
-	if host == "" {
-		return false
-	}
-	for _, as := range s.Samples {
-		for _, a := range as {
-			if strings.Contains(string(a.Body), host) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 func sortedIDs(m map[int64][]Answer) []int64 { return slices.Sorted(maps.Keys(m)) }
 
 // noise is what an endpoint learned varies on its own.
@@ -306,6 +277,12 @@ func generalSegs(segs []seg) []seg {
 	return out
 }
 
+// redacted reports whether s holds a value the recorder redacted (as is,
+// or escaped in a URL).
+func redacted(s string) bool {
+	return strings.Contains(s, snapshots.Redacted) || strings.Contains(s, url.QueryEscape(snapshots.Redacted))
+}
+
 // tally groups the differences of the answers compared.
 type tally struct {
 	c         *Comparer
@@ -336,6 +313,7 @@ func (t *tally) pair(id int64, r, a Answer, env *pairEnv) {
 	t.s.Sampled++
 	seen := map[any]bool{}
 	differing := false
+	example, made := "", false // the pair's example diff, made once
 	for _, d := range diffAnswers(r, a, env) {
 		g, ig := t.classify(d, false)
 		if ig != nil {
@@ -348,7 +326,10 @@ func (t *tally) pair(id int64, r, a Answer, env *pairEnv) {
 		if !seen[g] {
 			seen[g] = true
 			if g.Count == 0 {
-				g.Example = Example{ExchangeID: id, Path: d.Path, Diff: exampleDiff(r, a, env)}
+				if !made {
+					example, made = exampleDiff(r, a, env), true
+				}
+				g.Example = Example{ExchangeID: id, Path: d.Path, Diff: example}
 			}
 			g.Count++
 		}
@@ -369,7 +350,7 @@ func (t *tally) classify(d Diff, hashed bool) (*Group, *Ignored) {
 	if p, ok := firstMatch(t.c.ignore, d); ok {
 		return nil, t.ignore(p.text, ReasonRule)
 	}
-	if t.recording && (strings.Contains(d.Baseline.Text, snapshots.Redacted) || strings.Contains(d.Baseline.Text, "%5BREDACTED%5D")) {
+	if t.recording && redacted(d.Baseline.Text) {
 		return nil, t.ignore(d.General(), ReasonRedacted)
 	}
 	if p, ok := firstMatch(t.n.paths, d); ok {
@@ -430,57 +411,4 @@ func sortGroups(m map[groupKey]*Group, s Summary) []Group {
 			cmp.Compare(a.Baseline, b.Baseline), cmp.Compare(a.Candidate, b.Candidate))
 	})
 	return out
-}
-
-// hashes compares the answers beyond the sample by hash (see Endpoint).
-func (t *tally) hashes(ref, other []snapshots.ResponseHash, trustBodies bool) {
-	type refHash struct {
-		status, statuses int
-		hash             uint64
-		hashes           int
-	}
-	by := map[int64]*refHash{}
-	for _, h := range ref {
-		r := by[h.ExchangeID]
-		if r == nil {
-			by[h.ExchangeID] = &refHash{status: h.Status, statuses: 1, hash: h.Hash, hashes: 1}
-			continue
-		}
-		if h.Status != r.status {
-			r.statuses++
-		}
-		if h.Hash != r.hash {
-			r.hashes++
-		}
-	}
-	for _, h := range other {
-		r := by[h.ExchangeID]
-		if r == nil || h.Count <= 0 {
-			continue
-		}
-		t.s.Hashed += h.Count
-		var d Diff
-		switch {
-		case r.statuses == 1 && h.Status != r.status:
-			d = Diff{Path: "status", Kind: KindChanged, Baseline: Value{Type: "status", Text: fmt.Sprint(r.status)},
-				Candidate: Value{Type: "status", Text: fmt.Sprint(h.Status)}}
-		case trustBodies && r.hashes == 1 && h.Hash != r.hash:
-			d = Diff{Path: "body", Kind: KindHash, Baseline: Value{Type: "bytes", Text: fmt.Sprintf("fnv %016x", r.hash)},
-				Candidate: Value{Type: "bytes", Text: fmt.Sprintf("fnv %016x", h.Hash)}}
-		default:
-			continue
-		}
-		g, ig := t.classify(d, true)
-		if ig != nil {
-			ig.Count += h.Count
-			continue
-		}
-		if g.Count == 0 {
-			g.Example = Example{ExchangeID: h.ExchangeID, Path: d.Path}
-		}
-		g.Count += h.Count
-		if t.groups[keyOf(d, true)] == g {
-			t.s.Differing += h.Count
-		}
-	}
 }

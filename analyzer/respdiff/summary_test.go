@@ -269,3 +269,30 @@ func TestRulesCompile(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckHashes: answers beyond the sample are compared with the hash
+// of the recorded body, unless the recording redacted a value in it.
+func TestCheckHashes(t *testing.T) {
+	body := func(id int64) string {
+		if id == 6 {
+			return `{"id":6,"token":"[REDACTED]"}`
+		}
+		return fmt.Sprintf(`{"id":%d}`, id)
+	}
+	var recorded []*snapshots.Exchange
+	for id := int64(1); id <= 7; id++ {
+		b := body(id)
+		recorded = append(recorded, &snapshots.Exchange{ID: id, Status: 200, ResponseHeader: http.Header{"Content-Type": {"application/json"}},
+			ResponseBody: []byte(b), ResponseBodySize: int64(len(b))})
+	}
+	build := answers(4, func(id int64, k int) string { return body(id) })
+	build.Hashes = []snapshots.ResponseHash{
+		{ExchangeID: 5, Status: 200, Hash: fnv64([]byte(body(5))), Count: 3},
+		{ExchangeID: 6, Status: 200, Hash: fnv64([]byte(`{"id":6,"token":"t-1"}`)), Count: 2},
+		{ExchangeID: 7, Status: 200, Hash: fnv64([]byte(`{"id":"7"}`)), Count: 1},
+	}
+	s := compile(t, Rules{}).Check(build, RecordedSide(recorded))
+	if s.Sampled != 8 || s.Hashed != 3+1 || s.Differing != 1 || s.Sentence() != "body differs by hash in 1 of 4 answers beyond the sample" {
+		t.Errorf("sampled %d, hashed %d, differing %d, %q; want 8, 4, 1 and the body by hash", s.Sampled, s.Hashed, s.Differing, s.Sentence())
+	}
+}
