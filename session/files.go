@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/replaykit/replay/analyzer"
+	"github.com/replaykit/replay/analyzer/respdiff"
 	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/snapshots"
 )
@@ -139,6 +140,13 @@ func LoadRun(ctx context.Context, path string, extra []analyzer.Goal) (*report.R
 // (SettingMaxFailed; analyzer.DefaultMaxFailed when it recorded none),
 // a negative value none. The causes name the build's exit as Run did.
 func LoadRunWith(ctx context.Context, path string, extra []analyzer.Goal, maxFailed float64) (*report.RunReport, error) {
+	return LoadRunChecked(ctx, path, extra, maxFailed, respdiff.Rules{})
+}
+
+// LoadRunChecked is LoadRunWith that compares the run's answers with the
+// recording again when it was checked so (replay run --check-responses),
+// or when rules are given: the rules it was checked with and rules.
+func LoadRunChecked(ctx context.Context, path string, extra []analyzer.Goal, maxFailed float64, rules respdiff.Rules) (*report.RunReport, error) {
 	run, err := snapshots.OpenRun(path)
 	if err != nil {
 		return nil, err
@@ -162,6 +170,9 @@ func LoadRunWith(ctx context.Context, path string, extra []analyzer.Goal, maxFai
 	}
 	rep := &report.RunReport{Summary: sum, Goals: analyzer.Check(sum, append(goals, extra...)), Artifacts: []report.Artifact{{Name: "run file", Path: path}},
 		Failures: analyzer.CheckFailures(sum, share, exit)}
+	if rep.Responses, err = recheck(ctx, run, rules); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	if log != "" {
 		rep.Artifacts = append(rep.Artifacts, report.Artifact{Name: "build log", Path: log})
 	}

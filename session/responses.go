@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -110,4 +111,58 @@ func withRecording(path string, opts analyzer.CompareOptions) (analyzer.CompareO
 	}
 	opts.Recorded = snap
 	return opts, func() { snap.Close() }
+}
+
+// SettingCheckResponses is the run file setting of a run whose answers
+// were compared with the recording (RunConfig.CheckResponses): "true".
+const SettingCheckResponses = "check_responses"
+
+// checkSettings records in s that the run's answers are checked, and the
+// rules they are checked with.
+func checkSettings(s map[string]string, check bool, rules respdiff.Rules) {
+	if check {
+		s[SettingCheckResponses] = "true"
+		recordRules(s, rules)
+	}
+}
+
+// checkResponses compares the answers the run file at path captured with
+// the recorded answers of the snapshot snap (analyzer.CheckResponses);
+// nil when the run kept none.
+func checkResponses(ctx context.Context, snap string, run analyzer.RunSource, rules respdiff.Rules) (*analyzer.ResponseCheck, error) {
+	s, err := snapshots.Open(snap)
+	if err != nil {
+		return nil, fmt.Errorf("check responses: %w", err)
+	}
+	defer s.Close()
+	return analyzer.CheckResponses(ctx, run, s, rules)
+}
+
+// checkRunFile is checkResponses of the run file at path.
+func checkRunFile(ctx context.Context, snap, path string, rules respdiff.Rules) (*analyzer.ResponseCheck, error) {
+	run, err := snapshots.OpenRun(path)
+	if err != nil {
+		return nil, err
+	}
+	defer run.Close()
+	return checkResponses(ctx, snap, run, rules)
+}
+
+// recheck compares again the answers of a run checked against its
+// recording (SettingCheckResponses), with the rules it was checked with
+// and rules; nil when it was not checked, or when no rules are given and
+// its snapshot is gone (rules given need the snapshot: an error).
+func recheck(ctx context.Context, run *snapshots.Run, rules respdiff.Rules) (*analyzer.ResponseCheck, error) {
+	info := run.Info()
+	if info.Settings[SettingCheckResponses] != "true" && noRules(rules) {
+		return nil, nil
+	}
+	if !fileExists(info.Snapshot) && noRules(rules) {
+		return nil, nil
+	}
+	rules, err := recordedRules(info, rules)
+	if err != nil {
+		return nil, err
+	}
+	return checkResponses(ctx, info.Snapshot, run, rules)
 }

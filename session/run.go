@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/replaykit/replay/analyzer"
+	"github.com/replaykit/replay/analyzer/respdiff"
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/snapshots"
@@ -29,6 +30,11 @@ type RunConfig struct {
 	MaxFailed float64
 	// Ready, when set, is told the target URL once the build answers.
 	Ready func(url string)
+	// CheckResponses compares the build's answers with the recorded ones
+	// under Rules (analyzer.CheckResponses) into Report.Responses: an
+	// answer that differs fails the run.
+	CheckResponses bool
+	Rules          respdiff.Rules
 }
 
 // RunResult is what a run saw.
@@ -75,6 +81,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	settings := cfg.sharedSettings(cfg.Goals, cfg.Plan.Explain)
 	planSettings(settings, cfg.Plan, cfg.maxInFlight())
 	settings[SettingMaxFailed] = strconv.FormatFloat(maxFailedFraction(cfg.MaxFailed), 'g', -1, 64)
+	checkSettings(settings, cfg.CheckResponses, cfg.Rules)
 	if err := s.open(max(cfg.Plan.VUs, maxStage(cfg.Plan)), settings); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
@@ -104,6 +111,12 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 		Failures: analyzer.CheckFailures(sum, maxFailedFraction(cfg.MaxFailed), s.exit)}
 	if s.build != nil {
 		rep.Artifacts = append(rep.Artifacts, report.Artifact{Name: "build log", Path: cfg.Side.LogPath})
+	}
+	if cfg.CheckResponses {
+		var err error
+		if rep.Responses, err = checkRunFile(ctx, cfg.Snapshot, cfg.Side.RunPath, cfg.Rules); err != nil {
+			return nil, fmt.Errorf("run: %w", err)
+		}
 	}
 	return &RunResult{Report: rep, Stats: st, MockMisses: s.info.MockMisses, Interrupted: runErr != nil}, nil
 }

@@ -70,7 +70,7 @@ func reportRun(ctx context.Context, opts *reportOptions, s streams) error {
 		if opts.minChange != "" || opts.confidence != 0 {
 			return usagef("report RUN: --min-change and --confidence apply to a comparison's directory (report DIR)")
 		}
-		rep, err := session.LoadRunWith(ctx, opts.path, extra, maxFailed)
+		rep, err := session.LoadRunChecked(ctx, opts.path, extra, maxFailed, opts.rules)
 		if err != nil {
 			return fmt.Errorf("report: %w", err)
 		}

@@ -28,6 +28,7 @@ type runOptions struct {
 	buildLog   string
 	maxFailed  string
 	formats    []string
+	check      bool // --check-responses
 
 	stdout, stderr io.Writer
 	outTTY         bool
@@ -66,6 +67,7 @@ func newCmdRun(s streams) *cobra.Command {
 	f.StringVar(&opts.mockListen, "mock-listen", "127.0.0.1:0", "`ADDR` the mock's forward proxy listens on")
 	f.StringVar(&opts.buildLog, "build-log", "", "`FILE` for the output of --cmd (default RUN.build.log)")
 	f.StringVar(&opts.maxFailed, "max-failed", "1%", "fail the run when more than `SHARE` of its requests fail (N% or a fraction; 0: any)")
+	f.BoolVar(&opts.check, "check-responses", false, "compare the build's answers with the recorded ones (the rules: --ignore, --unordered, …); a difference fails the run")
 	addFormatFlag(f, &opts.formats)
 	return cmd
 }
@@ -129,5 +131,6 @@ func (opts *runOptions) sessionConfig(ctx context.Context, su *runSetup, notes i
 	if len(su.replay.pgListen) > 0 {
 		side.PostgresListen = su.replay.pgListen[0]
 	}
-	return session.RunConfig{Config: c, Side: side, Plan: su.plan, Goals: su.replay.goals, MaxFailed: maxFailed, Ready: opts.onTarget}, nil
+	return session.RunConfig{Config: c, Side: side, Plan: su.plan, Goals: su.replay.goals, MaxFailed: maxFailed, Ready: opts.onTarget,
+		CheckResponses: opts.check, Rules: opts.rules}, nil
 }

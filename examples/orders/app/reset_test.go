@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/replaykit/replay/examples/orders/app"
 	"github.com/replaykit/replay/internal/pgtest"
@@ -48,5 +49,9 @@ func TestResetSeedsKnownOrders(t *testing.T) {
 	want := app.SeedOrder(6)
 	if resp.StatusCode != 200 || o.Customer != want.Customer || len(o.Items) != len(want.Items) {
 		t.Fatalf("GET /orders/7 = %d %+v, want customer %s with %d items", resp.StatusCode, o, want.Customer, len(want.Items))
+	}
+	// Created at a fixed time: a recording and its replay answer alike.
+	if wantAt := app.SeedTime.Add(6 * time.Minute); !o.CreatedAt.Equal(wantAt) {
+		t.Errorf("order 7 created_at %v, want %v", o.CreatedAt, wantAt)
 	}
 }
