@@ -345,3 +345,20 @@ func recordOrders(t *testing.T, env *ordersEnv) {
 	}
 	env.snap = snap
 }
+
+// TestResponseRulesUsage: a rule that is not well formed is a one-line
+// usage error (exit 2) on every command that takes the rules.
+func TestResponseRulesUsage(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"compare", "--snapshot", "x.snap", "--baseline-url", "http://127.0.0.1:1", "--candidate-url", "http://127.0.0.1:1", "--ignore", "served_at"},
+		{"compare", filepath.Join(dir, "a.run"), filepath.Join(dir, "b.run"), "--unordered", "$.items["},
+		{"run", "--snapshot", "x.snap", "--target", "http://127.0.0.1:1", "--out", filepath.Join(dir, "r.run"), "--check-responses", "--accept-diff", "$..id"},
+		{"report", dir, "--ignore-header", "X Bad"},
+	} {
+		code, stdout, stderr := cliRun(t, "", args...)
+		if code != exitUsage || strings.Count(stderr, "\n") != 1 || stdout != "" || !strings.Contains(stderr, ": path ") && !strings.Contains(stderr, "want a header name") {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line naming the flag", args, code, stderr)
+		}
+	}
+}
