@@ -8,6 +8,7 @@ import (
 
 	"github.com/replaykit/replay/analyzer"
 	"github.com/replaykit/replay/analyzer/respdiff"
+	"github.com/replaykit/replay/internal/redact"
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/snapshots"
 )
@@ -30,19 +31,61 @@ type ResponseCapture struct {
 }
 
 // apply sets the capture of rc on cfg, the answers going to the run file
-// rw will hold.
-func (rc ResponseCapture) apply(cfg *replayer.Config, rw *runResponses) {
+// rw will hold, redacted as the snapshot at snap.
+func (rc ResponseCapture) apply(cfg *replayer.Config, rw *runResponses, snap string) {
 	if rc.Off {
 		return
 	}
+	rw.red = sampleRedactor(snap)
 	cfg.Responses, cfg.SampleExchanges, cfg.SampleBody, cfg.ResponseHeaders = rw, rc.SampleExchanges, rc.SampleBody, rc.Headers
 }
 
 // runResponses hands samples to a side's run file, created after its
-// replayer (and before any request is sent).
-type runResponses struct{ w *snapshots.RunWriter }
+// replayer (and before any request is sent), redacted as the snapshot
+// replayed was (run files are shared as CI artifacts; and a sample
+// compares with a recorded answer only when both hide the same values).
+type runResponses struct {
+	w   *snapshots.RunWriter
+	red *redact.Redactor
+}
 
-func (r *runResponses) AddResponse(s *snapshots.ResponseSample) { r.w.AddResponse(s) }
+func (r *runResponses) AddResponse(s *snapshots.ResponseSample) { r.w.AddResponse(redactSample(r.red, s)) }
+
+// sampleRedactor is the redaction of the snapshot at path (its
+// Redaction): none for a snapshot written without one, the default one
+// when there is no snapshot to read.
+func sampleRedactor(path string) *redact.Redactor {
+	snap, err := snapshots.Open(path)
+	if err != nil {
+		return redact.New(redact.Config{})
+	}
+	defer snap.Close()
+	desc, err := snap.Redaction()
+	cfg, perr := redact.ParseConfig(desc)
+	if err != nil || desc == "" || perr != nil {
+		cfg = redact.Config{Off: desc == "" && err == nil}
+	}
+	return redact.New(cfg)
+}
+
+// redactSample redacts s in place with red (its body is decoded: its
+// Content-Encoding is not the body's) and returns it.
+func redactSample(red *redact.Redactor, s *snapshots.ResponseSample) *snapshots.ResponseSample {
+	h := s.Header
+	enc, encoded := h["Content-Encoding"]
+	if encoded {
+		h = h.Clone()
+		delete(h, "Content-Encoding")
+	}
+	e := &snapshots.Exchange{Direction: snapshots.Inbound, ResponseHeader: h, ResponseBody: s.Body, ResponseBodySize: s.BodySize}
+	red.Redact(e)
+	s.Body, s.BodySize = e.ResponseBody, e.ResponseBodySize
+	if encoded {
+		e.ResponseHeader["Content-Encoding"] = enc
+	}
+	s.Header = e.ResponseHeader
+	return s
+}
 
 // writeHashes adds the answers the side's replayer counted by hash to its
 // run file.

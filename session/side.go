@@ -220,7 +220,7 @@ func (s *Side) open(vus int, settings map[string]string) error {
 		cfg.SQL = s.sql
 	}
 	responses := &runResponses{}
-	c.Responses.apply(&cfg, responses)
+	c.Responses.apply(&cfg, responses, c.Snapshot)
 	rp, err := replayer.New(cfg)
 	if err != nil {
 		return s.wrap(err)

@@ -259,6 +259,18 @@ func TestResponsesOrders(t *testing.T) {
 			}
 		})
 	}
+	t.Run("report DIR --accept-diff", func(t *testing.T) {
+		// The type change, accepted without replaying: the run files keep
+		// the answers.
+		_, stdout, stderr := cliRun(t, "", "report", filepath.Join(env.dir, "type"), "--format", "json", "--accept-diff", "$.id,$.orders[*].id")
+		var doc responsesJSON
+		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+			t.Fatalf("report: %v; stderr %s", err, stderr)
+		}
+		if d := doc.differing(); len(d) > 0 || doc.compared() == 0 {
+			t.Errorf("the type change accepted: differing %v (compared %d)", d, doc.compared())
+		}
+	})
 	t.Run("SQL only", func(t *testing.T) {
 		doc := compare(t, "sqlonly", "--candidate-env", "APP_SLOW=1")
 		if d := doc.differing(); len(d) > 0 {
@@ -269,6 +281,12 @@ func TestResponsesOrders(t *testing.T) {
 		doc := compare(t, "unordered", "--candidate-env", "APP_CHANGE=reorder", "--unordered", "$.items")
 		if d := doc.differing(); len(d) > 0 {
 			t.Errorf("items reordered with --unordered '$.items': differing %v", d)
+		}
+		// Judged again, the comparison keeps the rule it was made with.
+		_, stdout, _ := cliRun(t, "", "report", filepath.Join(env.dir, "unordered"), "--format", "json")
+		var again responsesJSON
+		if err := json.Unmarshal([]byte(stdout), &again); err != nil || len(again.differing()) > 0 || again.compared() == 0 {
+			t.Errorf("report DIR of the --unordered comparison: %v, differing %v", err, again.differing())
 		}
 	})
 	t.Run("--accept-diff", func(t *testing.T) {
