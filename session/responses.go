@@ -49,7 +49,9 @@ type runResponses struct {
 	red *redact.Redactor
 }
 
-func (r *runResponses) AddResponse(s *snapshots.ResponseSample) { r.w.AddResponse(redactSample(r.red, s)) }
+func (r *runResponses) AddResponse(s *snapshots.ResponseSample) {
+	r.w.AddResponse(redactSample(r.red, s))
+}
 
 // sampleRedactor is the redaction of the snapshot at path (its
 // Redaction): none for a snapshot written without one, the default one
