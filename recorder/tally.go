@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -15,12 +16,29 @@ type Tally struct {
 	w     *snapshots.Writer
 	rules []snapshots.Rule
 
-	mu         sync.Mutex
-	rows       map[tallyKey]*TallyRow
-	pending    map[int64]int // statements of inbound exchanges still in flight
+	mu      sync.Mutex
+	rows    map[tallyKey]*TallyRow
+	pending map[int64]int // statements of inbound exchanges still in flight
+	// recent are the rows of the inbound exchanges added last, by exchange
+	// ID, for a statement reported after its exchange was written (the SQL
+	// proxy may see a statement complete after the app has answered);
+	// recentIDs is their ring, oldest at recentNext.
+	recent     map[int64]*TallyRow
+	recentIDs  [recentExchanges]int64
+	recentNext int
 	statements int64
 	attributed int64
 }
+
+// recentExchanges is how many written inbound exchanges a Tally remembers
+// for late statements; maxPending bounds the statements' exchanges not yet
+// written (a request that never completes leaves its count behind: past
+// the bound the oldest half is dropped, so a long recording's memory stays
+// flat).
+const (
+	recentExchanges = 4096
+	maxPending      = 1 << 16
+)
 
 type tallyKey struct {
 	dir      snapshots.Direction
@@ -62,7 +80,7 @@ var _ Sink = (*Tally)(nil)
 // one computed with rules (snapshots.EndpointOf, so an inbound GraphQL or
 // body-rule request gets its operation).
 func NewTally(w *snapshots.Writer, rules []snapshots.Rule) *Tally {
-	return &Tally{w: w, rules: rules, rows: map[tallyKey]*TallyRow{}, pending: map[int64]int{}}
+	return &Tally{w: w, rules: rules, rows: map[tallyKey]*TallyRow{}, pending: map[int64]int{}, recent: map[int64]*TallyRow{}}
 }
 
 // NewID reserves an exchange ID in the snapshot.
@@ -85,9 +103,12 @@ func (t *Tally) AddExchange(e *snapshots.Exchange) {
 		t.rows[k] = row
 	}
 	row.Exchanges++
-	if n, ok := t.pending[e.ID]; ok && e.Direction == snapshots.Inbound {
-		row.SQL += int64(n)
-		delete(t.pending, e.ID)
+	if e.Direction == snapshots.Inbound {
+		if n, ok := t.pending[e.ID]; ok {
+			row.SQL += int64(n)
+			delete(t.pending, e.ID)
+		}
+		t.remember(e.ID, row)
 	}
 	t.mu.Unlock()
 	t.w.AddExchange(e)
@@ -101,10 +122,38 @@ func (t *Tally) AddStatement(s *snapshots.Statement) {
 	t.statements++
 	if s.ExchangeID != 0 {
 		t.attributed++
-		t.pending[s.ExchangeID]++
+		if row := t.recent[s.ExchangeID]; row != nil {
+			row.SQL++
+		} else {
+			t.pending[s.ExchangeID]++
+			if len(t.pending) > maxPending {
+				t.dropOldestPending()
+			}
+		}
 	}
 	t.mu.Unlock()
 	t.w.AddStatement(s)
+}
+
+// remember keeps row as the row of inbound exchange id for late statements,
+// forgetting the oldest remembered; t.mu is held.
+func (t *Tally) remember(id int64, row *TallyRow) {
+	if old := t.recentIDs[t.recentNext]; old != 0 {
+		delete(t.recent, old)
+	}
+	t.recentIDs[t.recentNext] = id
+	t.recent[id] = row
+	t.recentNext = (t.recentNext + 1) % recentExchanges
+}
+
+// dropOldestPending forgets the pending counts of the older half of the
+// exchanges waiting (the lowest IDs: IDs grow as requests start); t.mu is
+// held.
+func (t *Tally) dropOldestPending() {
+	ids := slices.Sorted(maps.Keys(t.pending))
+	for _, id := range ids[:len(ids)/2] {
+		delete(t.pending, id)
+	}
 }
 
 // Summary returns what has been counted so far.

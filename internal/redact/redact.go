@@ -8,7 +8,6 @@ package redact
 
 import (
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -18,19 +17,10 @@ import (
 // Mask replaces a secret value, as in snapshots.
 const Mask = snapshots.Redacted
 
-// URL masks the password of a URL with one, e.g.
-// postgres://u:xxxxx@host/db; other text comes back as it is.
-func URL(v string) string {
-	if !strings.Contains(v, "://") {
-		return v
-	}
-	if u, err := url.Parse(v); err == nil && u.User != nil {
-		if _, has := u.User.Password(); has {
-			return u.Redacted()
-		}
-	}
-	return v
-}
+// URL masks the password of every URL in v with Mask, e.g.
+// postgres://u:[REDACTED]@host/db, as Command does; other text comes back
+// as it is.
+func URL(v string) string { return urlPasswordsWith(v, Mask) }
 
 // Env returns KEY=VALUE entries fit for a report: secret-looking values
 // masked, passwords in URLs masked, values with spaces or shell

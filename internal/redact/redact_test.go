@@ -21,7 +21,7 @@ func TestSecretName(t *testing.T) {
 
 func TestEnv(t *testing.T) {
 	got := Env([]string{"APP_SLOW=1", "API_TOKEN=abc", "DATABASE_URL=postgres://u:pw@db:5432/x", "MSG=a b", "PLAIN=postgres://u@db/x"})
-	want := []string{"APP_SLOW=1", "API_TOKEN=" + Mask, "DATABASE_URL=postgres://u:xxxxx@db:5432/x", "MSG='a b'", "PLAIN=postgres://u@db/x"}
+	want := []string{"APP_SLOW=1", "API_TOKEN=" + Mask, "DATABASE_URL=postgres://u:[REDACTED]@db:5432/x", "MSG='a b'", "PLAIN=postgres://u@db/x"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Error(d)
 	}
@@ -36,7 +36,7 @@ func TestHeaders(t *testing.T) {
 
 func TestEnvQuotes(t *testing.T) {
 	got := Env([]string{"APP_SLOW=1", "API_TOKEN=abc", "DATABASE_URL=postgres://u:secret@db:5432/x", "APP_DELAY=GET /a=5ms", "EMPTY="})
-	want := []string{"APP_SLOW=1", "API_TOKEN=[REDACTED]", "DATABASE_URL=postgres://u:xxxxx@db:5432/x", "APP_DELAY='GET /a=5ms'", "EMPTY="}
+	want := []string{"APP_SLOW=1", "API_TOKEN=[REDACTED]", "DATABASE_URL=postgres://u:[REDACTED]@db:5432/x", "APP_DELAY='GET /a=5ms'", "EMPTY="}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Env (-want +got):\n%s", diff)
 	}
