@@ -179,7 +179,7 @@ func (c *Comparer) Check(build, recorded *Side) *Summary {
 
 // run compares other's answers with ref's, after learning noise.
 func (c *Comparer) run(ref, other *Side, learn []learnPair, recording bool) *Summary {
-	n := c.learnNoise(learn, recording)
+	n := c.learnNoise(learn)
 	env := &pairEnv{headers: c.headers, hostA: hostOf(ref.Host), hostB: hostOf(other.Host), unordered: n.unordered,
 		hide: func(segs []seg) bool {
 			d := Diff{segs: segs}
@@ -238,7 +238,7 @@ func (n *noise) unordered(segs []seg) bool {
 }
 
 // learnNoise learns the paths that differ within each pair.
-func (c *Comparer) learnNoise(learn []learnPair, recording bool) *noise {
+func (c *Comparer) learnNoise(learn []learnPair) *noise {
 	n := &noise{reasons: map[string]string{}, user: c.unordered}
 	for _, p := range learn {
 		env := &pairEnv{headers: c.headers, unordered: n.unordered, hostA: hostOf(p.hostA), hostB: hostOf(p.hostB)}
