@@ -163,7 +163,9 @@ func (r *Replayer) tap(c *conn, t *template, phase string) *bodyTap {
 		return nil
 	}
 	tp := &c.tap
-	sample := t.slot != nil && t.slot.taken.Add(1) <= SampleAnswers
+	// Read first: once the exchange has its answers, no write (the
+	// template is shared by every worker).
+	sample := t.slot != nil && t.slot.taken.Load() < SampleAnswers && t.slot.taken.Add(1) <= SampleAnswers
 	tp.start(sample, cp.limit, cp.headers)
 	return tp
 }
