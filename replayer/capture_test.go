@@ -285,13 +285,27 @@ func TestCaptureSkipsWarmupsAndFailures(t *testing.T) {
 	}
 }
 
-// benchmarkCapture sends b.N requests with 8 virtual users to a loopback
-// target answering 2 KiB of JSON, capturing answers or not, and reports the
-// process's CPU time per request ("cpu-us/req", the target's included:
-// it shares the machine, as a build does in a comparison). Capture's cost
-// is the difference between the two benchmarks.
-func benchmarkCapture(b *testing.B, on bool) {
-	body := []byte(`{"items":[` + strings.Repeat(`{"id":12345,"name":"a product name","price":"19.99"},`, 40) + `{}]}`)
+// BenchmarkCapture sends b.N requests with 8 virtual users to a loopback
+// target answering JSON of 2 KiB or 32 KiB, capturing the answers (on) or
+// not (off), and reports the process's CPU time per request ("cpu-us/req",
+// the target's included: it shares the machine, as a build does in a
+// comparison). Capture's cost is the difference between on and off; run
+// them interleaved (-count) on a quiet machine.
+func BenchmarkCapture(b *testing.B) {
+	for _, size := range []int{2 << 10, 32 << 10} {
+		for _, on := range []bool{false, true} {
+			name := fmt.Sprintf("%dKiB/off", size>>10)
+			if on {
+				name = fmt.Sprintf("%dKiB/on", size>>10)
+			}
+			b.Run(name, func(b *testing.B) { benchmarkCapture(b, on, size) })
+		}
+	}
+}
+
+func benchmarkCapture(b *testing.B, on bool, size int) {
+	item := `{"id":12345,"name":"a product name","price":"19.99"},`
+	body := []byte(`{"items":[` + strings.Repeat(item, size/len(item)) + `{}]}`)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(body)
@@ -323,28 +337,29 @@ func benchmarkCapture(b *testing.B, on bool) {
 	}
 }
 
-func BenchmarkCaptureOff(b *testing.B) { benchmarkCapture(b, false) }
-func BenchmarkCaptureOn(b *testing.B)  { benchmarkCapture(b, true) }
-
 // BenchmarkCaptureHashOnly is what an answer outside the sample costs the
-// capture: the hash of a 2 KiB body as the fast path reads it, and its
-// count.
+// capture: the hash of a 2 KiB or 32 KiB body as the fast path reads it,
+// and its count.
 func BenchmarkCaptureHashOnly(b *testing.B) {
-	body := bytes.Repeat([]byte(`{"id":12345,"name":"a product name","price":"19.99"},`), 40)
-	var got responses
-	r, err := New(Config{Target: "http://127.0.0.1:1", Exchanges: exchanges(100), Responses: &got})
-	if err != nil {
-		b.Fatal(err)
-	}
-	c := &conn{}
-	res := &snapshots.Result{Status: 200, Phase: snapshots.PhaseLoad}
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		t := r.templates[i%len(r.templates)]
-		tp := r.tap(c, t, res.Phase)
-		tp.Write(body)
-		r.captured(t, res, tp, false)
+	for _, size := range []int{2 << 10, 32 << 10} {
+		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
+			body := bytes.Repeat([]byte("x"), size)
+			var got responses
+			r, err := New(Config{Target: "http://127.0.0.1:1", Exchanges: exchanges(100), Responses: &got})
+			if err != nil {
+				b.Fatal(err)
+			}
+			c := &conn{}
+			res := &snapshots.Result{Status: 200, Phase: snapshots.PhaseLoad}
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				t := r.templates[i%len(r.templates)]
+				tp := r.tap(c, t, res.Phase)
+				tp.Write(body)
+				r.captured(t, res, tp, false)
+			}
+		})
 	}
 }
 
