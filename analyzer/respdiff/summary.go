@@ -29,6 +29,9 @@ func (s *Side) Add(id int64, a Answer) {
 	if s.Samples == nil {
 		s.Samples = map[int64][]Answer{}
 	}
+	if a.parsed == nil {
+		a.parsed = new(parsed)
+	}
 	s.Samples[id] = append(s.Samples[id], a)
 }
 
