@@ -45,7 +45,8 @@ func RecordedSide(exchanges []*snapshots.Exchange) *Side {
 		if s.Host == "" {
 			s.Host = e.Service
 		}
-		s.Samples[e.ID] = []Answer{FromExchange(e)}
+		s.Samples[e.ID] = nil // one answer per exchange, the last given
+		s.Add(e.ID, FromExchange(e))
 		if !e.ResponseTruncated() && !redacted(string(e.ResponseBody)) {
 			s.Hashes = append(s.Hashes, snapshots.ResponseHash{ExchangeID: e.ID, Endpoint: e.Endpoint, Status: e.Status,
 				Hash: fnv64(e.ResponseBody), Count: 1})
