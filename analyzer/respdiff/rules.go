@@ -208,3 +208,11 @@ func appendItem(out []string, s string) []string {
 	}
 	return out
 }
+
+// Diff compares two answers under c's headers and unordered arrays, with
+// no noise learned and nothing ignored or accepted: every difference, the
+// reference answer a first.
+func (c *Comparer) Diff(a, b Answer) []Diff {
+	n := &noise{user: c.unordered}
+	return diffAnswers(a, b, &pairEnv{headers: c.headers, unordered: n.unordered})
+}
