@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/replaykit/replay/analyzer"
+	"github.com/replaykit/replay/analyzer/respdiff"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -348,6 +349,9 @@ type ComparisonSettingsDocument struct {
 	MinRelativeSequential float64 `json:"min_relative_sequential"`
 	MinSQLIncrease        float64 `json:"min_sql_increase"`
 	MinFailureIncrease    float64 `json:"min_failure_increase_pp"`
+	// Responses are the rules of the comparison of answers (--ignore,
+	// --unordered, --accept-diff…); absent when none was given.
+	Responses *respdiff.Rules `json:"responses,omitempty"`
 }
 
 // EndpointComparisonDocument is one endpoint of a comparison.
@@ -430,6 +434,9 @@ func NewComparisonDocument(r *ComparisonReport) ComparisonDocument {
 		Wiring:    faultDocs(c.Faults),
 		Load:      loadText(c.Baseline.Info.Settings),
 		RunUntil:  runUntil(c.Baseline.Info.Settings),
+	}
+	if rules := o.Responses; !rules.IsZero() {
+		d.Settings.Responses = &rules
 	}
 	for _, a := range c.SetAside {
 		d.SetAside = append(d.SetAside, SetAsideDocument{Pair: a.Pair, Side: a.Side, Slice: a.Slice, Factor: a.Factor})

@@ -46,6 +46,11 @@ func (r *Rules) AddFlags(f *pflag.FlagSet) {
 	f.Var(newListValue(&r.Headers), "compare-header", "also compare response header `NAME` (default: "+strings.Join(DefaultHeaders, ", ")+"; repeatable)")
 }
 
+// IsZero reports whether r gives no rule.
+func (r Rules) IsZero() bool {
+	return len(r.Ignore)+len(r.IgnoreHeaders)+len(r.Unordered)+len(r.Accept)+len(r.Headers) == 0
+}
+
 // Validate returns a one-line error naming the flag and the path or name
 // that is not well formed; nil when every rule is.
 func (r Rules) Validate() error {
