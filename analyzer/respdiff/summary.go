@@ -396,6 +396,18 @@ func (t *tally) summary() *Summary {
 	return &s
 }
 
+// pathRank orders groups of one count: the status first, then the body,
+// then headers.
+func pathRank(p string) int {
+	switch {
+	case p == "status":
+		return 0
+	case strings.HasPrefix(p, "header:"):
+		return 2
+	}
+	return 1
+}
+
 func sortGroups(m map[groupKey]*Group, s Summary) []Group {
 	var out []Group
 	for k, g := range m {
@@ -409,7 +421,7 @@ func sortGroups(m map[groupKey]*Group, s Summary) []Group {
 		out = append(out, *g)
 	}
 	slices.SortFunc(out, func(a, b Group) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Path, b.Path), cmp.Compare(a.Kind, b.Kind),
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(pathRank(a.Path), pathRank(b.Path)), cmp.Compare(a.Path, b.Path), cmp.Compare(a.Kind, b.Kind),
 			cmp.Compare(a.Baseline, b.Baseline), cmp.Compare(a.Candidate, b.Candidate))
 	})
 	return out
