@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/replaykit/replay/analyzer/respdiff"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -174,6 +175,12 @@ type EndpointComparison struct {
 	FailureVerdict Verdict
 	// FailureZ is the two-proportion z score of the failure-rate change.
 	FailureZ float64
+	// Responses compares the two builds' answers to the same requests;
+	// nil when either run kept none (or none of this endpoint).
+	Responses *respdiff.Summary
+	// ResponseVerdict judges the answers: Regression when any differs
+	// beyond the noise and the rules, else Unchanged; "" without Responses.
+	ResponseVerdict Verdict
 }
 
 // Change compares one latency percentile, in milliseconds.
@@ -259,6 +266,10 @@ func Compare(base, cand *Summary, opts CompareOptions) (*Comparison, error) {
 			c.Notes = append(c.Notes, setAsideSentence(c.SetAside, c.SlicePairs))
 		}
 	}
+	rc, err := o.Responses.Compile()
+	if err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
+	}
 	names := endpointUnion(base, cand)
 	c.Endpoints = make([]*EndpointComparison, len(names))
 	var wg sync.WaitGroup
@@ -267,6 +278,7 @@ func Compare(base, cand *Summary, opts CompareOptions) (*Comparison, error) {
 		wg.Go(func() {
 			for i := range next {
 				c.Endpoints[i] = compareEndpoint(c, names[i], pairA, pairB, pairs)
+				compareResponses(c, c.Endpoints[i], rc)
 			}
 		})
 	}

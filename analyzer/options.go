@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/replaykit/replay/analyzer/respdiff"
 )
 
 // CompareOptions tune Compare. Zero values mean the documented defaults;
@@ -56,6 +58,14 @@ type CompareOptions struct {
 	// NPlusOneMin is the fewest runs per request of one fingerprint for an
 	// N+1 explanation; zero means 3.
 	NPlusOneMin float64
+	// Responses are the rules of the comparison of answers (paths to
+	// ignore, arrays to compare as sets, intended differences, headers);
+	// the zero value compares the default headers, status and bodies.
+	Responses respdiff.Rules
+	// Recorded, when set, gives CompareRuns the recording's answers
+	// (*snapshots.Snapshot): what differs between them and the baseline's
+	// is noise too. Nil learns from the baseline alone.
+	Recorded RecordedSource
 }
 
 // WithDefaults returns o with its zero fields filled with the defaults, or
@@ -110,6 +120,9 @@ func (o CompareOptions) withDefaults() (CompareOptions, error) {
 		return o, fmt.Errorf("minimum blocks %d: need at least 2", o.MinBlocks)
 	case o.MinSQLIncrease < 0 || o.MinFailureIncrease < 0 || o.FailureZ < 0 || o.NPlusOneMin < 0:
 		return o, errors.New("SQL, failure and N+1 minimums must not be negative")
+	}
+	if err := o.Responses.Validate(); err != nil {
+		return o, err
 	}
 	return o, nil
 }

@@ -16,14 +16,24 @@ type RunSource interface {
 
 var _ RunSource = (*snapshots.Run)(nil)
 
-// SummarizeRun summarizes a run read from r.
+// SummarizeRun summarizes a run read from r, with the answers it captured
+// when r is a ResponseSource (Summary.Responses).
 func SummarizeRun(ctx context.Context, r RunSource, opts SummarizeOptions) (*Summary, error) {
-	return Summarize(ctx, r.Info(), r.Results(ctx), opts)
+	s, err := Summarize(ctx, r.Info(), r.Results(ctx), opts)
+	if err != nil {
+		return nil, err
+	}
+	if s.Responses, err = ReadResponses(r); err != nil {
+		return nil, fmt.Errorf("summarize run %q: %w", r.Info().Name, err)
+	}
+	return s, nil
 }
 
 // CompareRuns summarizes two runs, side by side (reading a run file is
 // what takes time), and compares the candidate with the baseline. The two
 // sources must be safe to read at the same time (two *snapshots.Run are).
+// With copts.Recorded, the recording's answers to the requests the
+// baseline sampled teach the comparison of answers their noise too.
 func CompareRuns(ctx context.Context, base, cand RunSource, sopts SummarizeOptions, copts CompareOptions) (*Comparison, error) {
 	var k *Summary
 	var kerr error
@@ -39,6 +49,13 @@ func CompareRuns(ctx context.Context, base, cand RunSource, sopts SummarizeOptio
 	}
 	if kerr != nil {
 		return nil, fmt.Errorf("candidate: %w", kerr)
+	}
+	if copts.Recorded != nil && b.Responses != nil {
+		rec, err := readRecorded(ctx, copts.Recorded, b.Responses.Endpoints, false, false)
+		if err != nil {
+			return nil, fmt.Errorf("compare responses: %w", err)
+		}
+		b.Responses.Recorded = rec
 	}
 	return Compare(b, k, copts)
 }

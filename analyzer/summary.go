@@ -50,6 +50,9 @@ type Summary struct {
 	// SQLCheck compares the explain phase's statements per request with
 	// the load's; nil when the run lacks either.
 	SQLCheck *SQLCheck
+	// Responses are the answers the run captured (SummarizeRun reads them
+	// through ResponseSource); nil when it kept none.
+	Responses *RunResponses
 }
 
 // Endpoint returns the summary of the named endpoint, or nil when the run

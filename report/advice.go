@@ -105,7 +105,7 @@ func runOutcome(r *RunReport, q quoter) string {
 	if n := len(r.Faults()); n > 0 {
 		success += fmt.Sprintf("; ⚠️ %s (below): the figures are not all the build's", plural(n, "wiring fault"))
 	}
-	switch why := r.Failures.Why(); {
+	switch why := joinWhy(r.Failures.Why(), responsesWhy(r.Responses)); {
 	case why != "" && len(missed) > 0:
 		return fmt.Sprintf("❌ Failed: %s, and %d of %s missed (%s); %s", why, len(missed), plural(len(r.Goals), "goal"), strings.Join(missed, ", "), success)
 	case why != "":
@@ -132,6 +132,9 @@ func runNext(r *RunReport, q quoter) []string {
 		default:
 			next = append(next, fmt.Sprintf("Bring %s within %s (now %s).", q(g.Goal), g.Expected, actual(g)))
 		}
+	}
+	if rc := r.Responses; rc != nil && !rc.Passed() {
+		next = append(next, checkNext(rc, q))
 	}
 	s := r.Summary
 	if o := s.Overall; o.Failed > 0 {
@@ -293,8 +296,12 @@ func comparisonNext(r *ComparisonReport, q quoter) []string {
 			next = append(next, s+".")
 		case analyzer.CauseApp:
 			next = append(next, fmt.Sprintf("Profile %s in the candidate: the extra time is spent outside the database.", e.Endpoint))
+		case analyzer.CauseBehaviour:
 		default:
 			next = append(next, fmt.Sprintf("Count SQL (--postgres LISTEN=HOST:PORT) to tell whether the database or the app made %s slower.", e.Endpoint))
+		}
+		if e.ResponseVerdict == analyzer.Regression {
+			next = append(next, behaviourNext(e, q))
 		}
 	}
 	if d := c.MockMisses[1] - c.MockMisses[0]; d > 0 {
@@ -328,10 +335,14 @@ func comparisonNext(r *ComparisonReport, q quoter) []string {
 		next = append(next, s+".")
 	}
 	if len(next) == 0 {
-		if imp := endpointsWith(c, analyzer.Improvement); len(imp) > 0 {
-			return []string{"Nothing to fix: no endpoint got slower or ran more SQL; " + list(imp) + " got better."}
+		what := "no endpoint got slower or ran more SQL"
+		if len(comparedResponses(c)) > 0 {
+			what = "no endpoint got slower, ran more SQL or answered otherwise"
 		}
-		return []string{"Nothing to fix: no endpoint got slower or ran more SQL."}
+		if imp := endpointsWith(c, analyzer.Improvement); len(imp) > 0 {
+			return []string{"Nothing to fix: " + what + "; " + list(imp) + " got better."}
+		}
+		return []string{"Nothing to fix: " + what + "."}
 	}
 	return next
 }

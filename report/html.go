@@ -24,6 +24,7 @@ code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;background:#f6f8fa;pa
 .regression{color:#cf222e;font-weight:600}.improvement{color:#1a7f37;font-weight:600}.inconclusive{color:#9a6700}.unchanged{color:#59636e}
 .pass{color:#1a7f37;font-weight:600}.fail{color:#cf222e;font-weight:600}
 ul{padding-left:1.3em}small{color:#59636e}
+pre.diff{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;background:#f6f8fa;padding:.5em;overflow:auto}.del{color:#cf222e}.add{color:#1a7f37}
 `
 
 const runHTML = `<!DOCTYPE html>
@@ -39,7 +40,7 @@ const runHTML = `<!DOCTYPE html>
 <h2>Endpoints</h2>
 <table><tr><th>Endpoint</th><th class="n">Requests</th><th class="n">Failed</th><th class="n">Avg ms</th><th class="n">p50 ms</th><th class="n">p95 ms</th><th class="n">p99 ms</th><th class="n">Max ms</th><th class="n">SQL/req</th></tr>
 {{range .Endpoints}}<tr><td>{{.Name}}<div class="bar c" style="width:{{.Bar}}%"></div></td><td class="n">{{.Requests}}</td><td class="n">{{.Failed}}</td><td class="n">{{.Avg}}</td><td class="n">{{.P50}}</td><td class="n">{{.P95}}</td><td class="n">{{.P99}}</td><td class="n">{{.Max}}</td><td class="n">{{.SQL}}</td></tr>
-{{end}}</table>
+{{end}}</table>{{template "responses" .}}
 {{range .Notes}}<small>{{.}}</small><br>{{end}}
 {{template "tail" .}}
 </body></html>`
@@ -60,7 +61,7 @@ const comparisonHTML = `<!DOCTYPE html>
 {{if .SQL}}<h2>SQL statements per request that changed</h2>
 <table><tr><th>Endpoint</th><th>Statement</th><th class="n">Baseline</th><th class="n">Candidate</th></tr>
 {{range .SQL}}<tr><td>{{.Endpoint}}</td><td><code>{{.Fingerprint}}</code></td><td class="n">{{.Base}}</td><td class="n">{{.Cand}}</td></tr>
-{{end}}</table>{{end}}
+{{end}}</table>{{end}}{{template "responses" .}}
 {{if .Goals}}<h2>Goals (candidate)</h2>
 <table><tr><th>Goal</th><th>Expected</th><th class="n">Actual</th><th>Result</th></tr>
 {{range .Goals}}<tr><td><code>{{.Goal}}</code></td><td>{{.Expected}}</td><td class="n">{{.Actual}}</td><td class="{{.Class}}">{{.Result}}</td></tr>
@@ -88,6 +89,7 @@ type htmlPage struct {
 	Method    string
 	Endpoints []map[string]any
 	SQL       []map[string]string
+	Responses []map[string]any
 }
 
 func htmlGoals(goals []analyzer.GoalResult) []htmlGoal {
@@ -109,6 +111,9 @@ func renderHTML(w io.Writer, page string, data htmlPage) error {
 	t, err := template.New("page").Parse(page)
 	if err == nil {
 		_, err = t.Parse(tailHTML)
+	}
+	if err == nil {
+		_, err = t.Parse(responsesHTML)
 	}
 	if err != nil {
 		return fmt.Errorf("html template: %w", err)
@@ -143,6 +148,7 @@ func RunHTML(w io.Writer, r *RunReport) error {
 			"Max": num(x.Latency.Max), "SQL": perRequest(&x.SQL),
 		})
 	}
+	p.Responses = htmlResponses(checkedResponses(r.Responses))
 	return renderHTML(w, runHTML, p)
 }
 
@@ -178,5 +184,6 @@ func ComparisonHTML(w io.Writer, r *ComparisonReport) error {
 		p.SQL = append(p.SQL, map[string]string{"Endpoint": s.endpoint, "Fingerprint": s.f.Fingerprint,
 			"Base": analyzer.FormatCount(s.f.BaselinePerRequest), "Cand": analyzer.FormatCount(s.f.CandidatePerRequest)})
 	}
+	p.Responses = htmlResponses(comparedResponses(c))
 	return renderHTML(w, comparisonHTML, p)
 }

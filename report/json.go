@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/replaykit/replay/analyzer"
+	"github.com/replaykit/replay/analyzer/respdiff"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -41,6 +42,10 @@ type RunDocument struct {
 	// requests first, then the mock's misses and the database's errors;
 	// absent when no request failed.
 	FailureCauses []FailureCauseDocument `json:"failure_causes,omitempty"`
+	// Responses totals the comparison of the build's answers with the
+	// recording (--check-responses; each endpoint's is in its responses,
+	// the recording as baseline); absent when not checked.
+	Responses *CheckTotalsDocument `json:"responses,omitempty"`
 }
 
 // LatencyDocument holds latency figures in milliseconds: from the intended
@@ -125,6 +130,9 @@ type EndpointDocument struct {
 	Failures          []FailureDocument     `json:"failures"`
 	SQL               []FingerprintDocument `json:"sql"`
 	LoadSQLPerRequest float64               `json:"load_sql_per_request"`
+	// Responses compares the endpoint's answers with the recording
+	// (--check-responses); absent when not checked.
+	Responses *ResponsesDocument `json:"responses,omitempty"`
 }
 
 // FailureDocument is one reason requests failed.
@@ -177,8 +185,11 @@ func NewRunDocument(r *RunReport) RunDocument {
 		Wiring:          faultDocs(r.Faults()),
 	}
 	for _, e := range s.Endpoints {
-		d.Endpoints = append(d.Endpoints, endpointDoc(e))
+		ed := endpointDoc(e)
+		ed.Responses = checkedDoc(r.Responses, e.Endpoint)
+		d.Endpoints = append(d.Endpoints, ed)
 	}
+	d.Responses = checkTotalsDoc(r.Responses)
 	if f := r.Failures; f != nil {
 		m := f.MaxFailed
 		d.MaxFailed, d.FailedWhy, d.FailureCauses = &m, f.Why(), failureCauseDocs(r)
@@ -338,6 +349,9 @@ type ComparisonSettingsDocument struct {
 	MinRelativeSequential float64 `json:"min_relative_sequential"`
 	MinSQLIncrease        float64 `json:"min_sql_increase"`
 	MinFailureIncrease    float64 `json:"min_failure_increase_pp"`
+	// Responses are the rules of the comparison of answers (--ignore,
+	// --unordered, --accept-diff…); absent when none was given.
+	Responses *respdiff.Rules `json:"responses,omitempty"`
 }
 
 // EndpointComparisonDocument is one endpoint of a comparison.
@@ -359,13 +373,9 @@ type EndpointComparisonDocument struct {
 	// reported for the endpoint (analyzer.Change.MinDetectable); absent when
 	// the latency was not judged.
 	MinDetectableChange *DetectableDocument `json:"min_detectable_change,omitempty"`
-}
-
-// DetectableDocument is a smallest detectable change: as a ratio (1.15 is
-// 15%) and in milliseconds of the baseline percentile.
-type DetectableDocument struct {
-	Ratio float64 `json:"ratio"`
-	Ms    float64 `json:"ms"`
+	// Responses compares the builds' answers; absent when either run kept
+	// none.
+	Responses *ResponsesDocument `json:"responses,omitempty"`
 }
 
 // StatsDocument is one side's figures for an endpoint.
@@ -381,18 +391,6 @@ type StatsDocument struct {
 	SQLMethod      string  `json:"sql_method,omitempty"`
 	SQLMargin      float64 `json:"sql_margin,omitempty"`
 	DBMsPerRequest float64 `json:"db_ms_per_request"`
-}
-
-// ChangeDocument compares one percentile.
-type ChangeDocument struct {
-	BaselineMs  float64          `json:"baseline_ms"`
-	CandidateMs float64          `json:"candidate_ms"`
-	DeltaMs     float64          `json:"delta_ms"`
-	Ratio       float64          `json:"ratio"`
-	CI          [2]float64       `json:"ci"`
-	Disjoint    bool             `json:"disjoint"`
-	Verdict     analyzer.Verdict `json:"verdict"`
-	Method      string           `json:"method"`
 }
 
 // SQLChangeDocument compares one fingerprint.
@@ -437,6 +435,9 @@ func NewComparisonDocument(r *ComparisonReport) ComparisonDocument {
 		Load:      loadText(c.Baseline.Info.Settings),
 		RunUntil:  runUntil(c.Baseline.Info.Settings),
 	}
+	if rules := o.Responses; !rules.IsZero() {
+		d.Settings.Responses = &rules
+	}
 	for _, a := range c.SetAside {
 		d.SetAside = append(d.SetAside, SetAsideDocument{Pair: a.Pair, Side: a.Side, Slice: a.Slice, Factor: a.Factor})
 	}
@@ -459,6 +460,7 @@ func NewComparisonDocument(r *ComparisonReport) ComparisonDocument {
 				BaselineErrorsPerRequest: round(f.BaselineErrorsPerRequest, 3), CandidateErrorsPerRequest: round(f.CandidateErrorsPerRequest, 3),
 			})
 		}
+		ed.Responses = responsesDoc(e.Responses)
 		d.Endpoints = append(d.Endpoints, ed)
 	}
 	return d
@@ -475,20 +477,6 @@ func statsDoc(e *analyzer.EndpointSummary) StatsDocument {
 		LatencyDocument: latencyDoc(e), SQLPerRequest: round(e.SQL.PerRequest, 3), SQLSource: e.SQL.Source,
 		SQLMethod: e.SQL.Method, SQLMargin: round(e.SQL.Margin, 3),
 		DBMsPerRequest: round(e.DBTime().DBTimePerRequest, 3),
-	}
-}
-
-func detectableDoc(ch analyzer.Change) *DetectableDocument {
-	if ch.MinDetectable == 0 {
-		return nil
-	}
-	return &DetectableDocument{Ratio: round(ch.MinDetectable, 4), Ms: round(ch.MinDetectableMs(), 3)}
-}
-
-func changeDoc(ch analyzer.Change) ChangeDocument {
-	return ChangeDocument{
-		BaselineMs: round(ch.Baseline, 3), CandidateMs: round(ch.Candidate, 3), DeltaMs: round(ch.Delta, 3), Ratio: round(ch.Ratio, 4),
-		CI: [2]float64{round(ch.CILow, 4), round(ch.CIHigh, 4)}, Disjoint: ch.Disjoint, Verdict: ch.Verdict, Method: ch.Method,
 	}
 }
 

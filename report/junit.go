@@ -129,6 +129,7 @@ func RunJUnit(w io.Writer, r *RunReport) error {
 	}
 	ss.add(eps)
 	ss.add(wiringSuite(r.Faults()))
+	ss.add(responsesSuite(r.Responses))
 	if why := r.Failures.Why(); why != "" {
 		c := junitCase{Name: "failed requests", Classname: "replay.failures", Time: "0", SystemOut: strings.Join(failureNotes(r), "\n")}
 		c.Failure = &junitMessage{Message: why, Type: "failures", Text: why + "\n" + strings.Join(failureNotes(r), "\n")}
@@ -152,6 +153,9 @@ func ComparisonJUnit(w io.Writer, r *ComparisonReport) error {
 		switch x.Verdict {
 		case analyzer.Regression:
 			tc.Failure = &junitMessage{Message: x.Explanation, Type: "regression", Text: x.Explanation}
+			if ex := responseExample(x); ex != "" {
+				tc.Failure.Text += "\n\n" + ex
+			}
 		case analyzer.Inconclusive:
 			tc.Skipped = &junitMessage{Message: x.Explanation}
 		}

@@ -35,6 +35,7 @@ func RunMarkdown(w io.Writer, r *RunReport) error {
 	if len(s.Endpoints) != 1 {
 		row("**all**", s.Overall)
 	}
+	writeResponsesMarkdown(e, checkedResponses(r.Responses), recordingLabels)
 	writeGoalsMarkdown(e, "Goal", r.Goals)
 	writeFailuresMarkdown(e, r)
 	e.println("")
@@ -78,6 +79,7 @@ func ComparisonMarkdown(w io.Writer, r *ComparisonReport) error {
 		return f.BaselinePerRequest, f.CandidatePerRequest
 	})
 	writeSQLErrorsMarkdown(e, c)
+	writeResponsesMarkdown(e, comparedResponses(c), buildLabels)
 	writeGoalsMarkdown(e, "Goal (candidate)", r.Goals)
 	e.println("")
 	for _, n := range c.Notes {

@@ -127,14 +127,19 @@ type RunReport struct {
 	// Failures checks the share of failed requests and names their causes
 	// (analyzer.CheckFailures); nil when not checked.
 	Failures *analyzer.FailureCheck
+	// Responses compares the build's answers with the recorded ones
+	// (analyzer.CheckResponses, replay run --check-responses); nil when
+	// not checked.
+	Responses *analyzer.ResponseCheck
 }
 
-// Passed reports whether every goal passed (true when there are none) and
-// no more requests failed than Failures allows: the CLI exits 99
-// otherwise. Wiring faults (Faults) are shown, not failed: a run judges its
-// goals and failures alone.
+// Passed reports whether every goal passed (true when there are none), no
+// more requests failed than Failures allows and no answer differed from
+// the recording (Responses): the CLI exits 99 otherwise. Wiring faults
+// (Faults) are shown, not failed: a run judges its goals, failures and
+// answers alone.
 func (r *RunReport) Passed() bool {
-	return analyzer.AllPassed(r.Goals) && (r.Failures == nil || !r.Failures.Failed)
+	return analyzer.AllPassed(r.Goals) && (r.Failures == nil || !r.Failures.Failed) && (r.Responses == nil || r.Responses.Passed())
 }
 
 // Faults are the run's wiring faults (analyzer.RunFaults): a build that did

@@ -22,7 +22,7 @@ func RunText(w io.Writer, r *RunReport) error {
 	}
 	o := s.Overall
 	why := ""
-	if w := r.Failures.Why(); w != "" {
+	if w := joinWhy(r.Failures.Why(), responsesWhy(r.Responses)); w != "" {
 		why = " · " + w
 	}
 	e.printf("Result: %s · success rate %s (%s of %s failed)%s\n", result, analyzer.FormatPercent(o.SuccessRate), count(o.Failed), count(o.Requests), why)
@@ -32,6 +32,7 @@ func RunText(w io.Writer, r *RunReport) error {
 	e.println("")
 	e.println("Endpoints (busiest first)")
 	writeEndpointTable(e, s)
+	writeResponsesText(e, checkedResponses(r.Responses), recordingLabels)
 	e.println("")
 	for _, line := range runNotes(s) {
 		e.println(line)
@@ -115,6 +116,7 @@ func ComparisonText(w io.Writer, r *ComparisonReport) error {
 	for _, x := range c.Endpoints {
 		e.printf("  %s: %s\n", x.Endpoint, x.Explanation)
 	}
+	writeResponsesText(e, comparedResponses(c), buildLabels)
 	writeGoalsText(e, "Goals (candidate)", r.Goals)
 	if len(c.Notes) > 0 {
 		e.println("")

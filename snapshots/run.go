@@ -88,15 +88,16 @@ type LoadFingerprint struct {
 type RunWriter struct {
 	path    string
 	info    RunInfo
-	b       batcher[*Result]
+	b       batcher[runRecord]
 	lastSeq atomic.Int64
 
 	// Owned by the writing goroutine.
 	enc     resultEncoder
-	held    []*Result // results of the open transaction, not written yet
-	maxLast int64     // the highest Seq in a block written so far
-	block   []byte    // the block being packed
-	rec     []byte    // the record being packed
+	held    []*Result         // results of the open transaction, not written yet
+	heldRsp []*responseRecord // responses and hashes of the open transaction, in order
+	maxLast int64             // the highest Seq in a block written so far
+	block   []byte            // the block being packed
+	rec     []byte            // the record being packed
 }
 
 // CreateRun creates a run file at path (ErrExists when it exists).
@@ -122,7 +123,7 @@ func createRun(path string, info RunInfo, size int, interval time.Duration) (*Ru
 	}
 	w := &RunWriter{path: path, info: info, maxLast: math.MinInt64}
 	w.enc = resultEncoder{base: base, in: newInterner()}
-	w.b = batcher[*Result]{
+	w.b = batcher[runRecord]{
 		db:   db,
 		path: path,
 		queries: map[string]string{
@@ -130,7 +131,9 @@ func createRun(path string, info RunInfo, size int, interval time.Duration) (*Ru
 			"string": `INSERT INTO strings (id, value) VALUES (?,?)`,
 			// The block that may hold a late result: blocks of more than
 			// one result never overlap, so it is the last to start before.
-			"cover": `SELECT last, data FROM results WHERE first < ? AND n > 1 ORDER BY first DESC LIMIT 1`,
+			"cover":    `SELECT last, data FROM results WHERE first < ? AND n > 1 ORDER BY first DESC LIMIT 1`,
+			"response": insertResponse,
+			"hash":     insertResponseHash,
 		},
 		size:         size,
 		interval:     interval,
@@ -152,7 +155,7 @@ func (w *RunWriter) Add(r *Result) {
 	} else {
 		atomicMax(&w.lastSeq, r.Seq)
 	}
-	w.b.add(r)
+	w.b.add(runRecord{res: r})
 }
 
 // Added is the number of results added so far (the highest Seq given);
@@ -199,9 +202,24 @@ func (w *RunWriter) Close(info RunInfo) error {
 	return nil
 }
 
+// runRecord is one record queued by a RunWriter: a result, or a response
+// sample or hashes (see responses.go).
+type runRecord struct {
+	res *Result
+	rsp *responseRecord
+}
+
 // hold keeps chunk until the transaction ends: sorting all its results
 // then puts more of them in order.
-func (w *RunWriter) hold(_ *stmts, chunk []*Result) { w.held = append(w.held, chunk...) }
+func (w *RunWriter) hold(_ *stmts, chunk []runRecord) {
+	for _, r := range chunk {
+		if r.res != nil {
+			w.held = append(w.held, r.res)
+		} else {
+			w.heldRsp = append(w.heldRsp, r.rsp)
+		}
+	}
+}
 
 // flush writes the results held, in order of Seq, in blocks (see
 // runcodec.go). Results numbered after every block written so far fill new
@@ -211,6 +229,7 @@ func (w *RunWriter) hold(_ *stmts, chunk []*Result) { w.held = append(w.held, ch
 // at most one of them with late ones. A Seq written before is reported and
 // dropped.
 func (w *RunWriter) flush(st *stmts) error {
+	w.flushResponses(st)
 	held := w.held
 	slices.SortStableFunc(held, func(a, b *Result) int { return cmp.Compare(a.Seq, b.Seq) })
 	// Drop a Seq given twice, then write the late results.

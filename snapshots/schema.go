@@ -84,6 +84,10 @@ var runDDL = []string{
 	`CREATE TABLE results (first INTEGER PRIMARY KEY, last INTEGER NOT NULL, n INTEGER NOT NULL, data BLOB NOT NULL)`,
 	// strings interns the strings records refer to by id.
 	`CREATE TABLE strings (id INTEGER PRIMARY KEY, value TEXT NOT NULL)`,
+	// Added without a version change: older files lack them and read as
+	// holding no responses (see responses.go).
+	responsesDDL,
+	responseHashesDDL,
 }
 
 // dsn builds a modernc.org/sqlite data source name for path. Writers use WAL
