@@ -60,7 +60,7 @@ const comparisonHTML = `<!DOCTYPE html>
 {{if .SQL}}<h2>SQL statements per request that changed</h2>
 <table><tr><th>Endpoint</th><th>Statement</th><th class="n">Baseline</th><th class="n">Candidate</th></tr>
 {{range .SQL}}<tr><td>{{.Endpoint}}</td><td><code>{{.Fingerprint}}</code></td><td class="n">{{.Base}}</td><td class="n">{{.Cand}}</td></tr>
-{{end}}</table>{{end}}
+{{end}}</table>{{end}}{{template "upstream" .}}
 {{if .Goals}}<h2>Goals (candidate)</h2>
 <table><tr><th>Goal</th><th>Expected</th><th class="n">Actual</th><th>Result</th></tr>
 {{range .Goals}}<tr><td><code>{{.Goal}}</code></td><td>{{.Expected}}</td><td class="n">{{.Actual}}</td><td class="{{.Class}}">{{.Result}}</td></tr>
@@ -88,6 +88,7 @@ type htmlPage struct {
 	Method    string
 	Endpoints []map[string]any
 	SQL       []map[string]string
+	Upstream  []map[string]string
 }
 
 func htmlGoals(goals []analyzer.GoalResult) []htmlGoal {
@@ -109,6 +110,9 @@ func renderHTML(w io.Writer, page string, data htmlPage) error {
 	t, err := template.New("page").Parse(page)
 	if err == nil {
 		_, err = t.Parse(tailHTML)
+	}
+	if err == nil {
+		_, err = t.Parse(upstreamHTML)
 	}
 	if err != nil {
 		return fmt.Errorf("html template: %w", err)
@@ -178,5 +182,6 @@ func ComparisonHTML(w io.Writer, r *ComparisonReport) error {
 		p.SQL = append(p.SQL, map[string]string{"Endpoint": s.endpoint, "Fingerprint": s.f.Fingerprint,
 			"Base": analyzer.FormatCount(s.f.BaselinePerRequest), "Cand": analyzer.FormatCount(s.f.CandidatePerRequest)})
 	}
+	p.Upstream = htmlUpstream(c)
 	return renderHTML(w, comparisonHTML, p)
 }

@@ -125,6 +125,7 @@ type EndpointDocument struct {
 	Failures          []FailureDocument     `json:"failures"`
 	SQL               []FingerprintDocument `json:"sql"`
 	LoadSQLPerRequest float64               `json:"load_sql_per_request"`
+	*UpstreamRunFields
 }
 
 // FailureDocument is one reason requests failed.
@@ -264,6 +265,7 @@ func endpointDoc(e *analyzer.EndpointSummary) EndpointDocument {
 		Failures:          []FailureDocument{},
 		SQL:               []FingerprintDocument{},
 		LoadSQLPerRequest: round(e.LoadSQL.PerRequest, 3),
+		UpstreamRunFields: upstreamRunDoc(e),
 	}
 	if d.Statuses == nil {
 		d.Statuses = map[string]int64{}
@@ -359,6 +361,7 @@ type EndpointComparisonDocument struct {
 	// reported for the endpoint (analyzer.Change.MinDetectable); absent when
 	// the latency was not judged.
 	MinDetectableChange *DetectableDocument `json:"min_detectable_change,omitempty"`
+	*UpstreamComparisonFields
 }
 
 // DetectableDocument is a smallest detectable change: as a ratio (1.15 is
@@ -381,6 +384,7 @@ type StatsDocument struct {
 	SQLMethod      string  `json:"sql_method,omitempty"`
 	SQLMargin      float64 `json:"sql_margin,omitempty"`
 	DBMsPerRequest float64 `json:"db_ms_per_request"`
+	*UpstreamStatsFields
 }
 
 // ChangeDocument compares one percentile.
@@ -449,7 +453,7 @@ func NewComparisonDocument(r *ComparisonReport) ComparisonDocument {
 			Verdict: e.Verdict, Cause: e.Cause, Explanation: e.Explanation, Fingerprint: e.Fingerprint,
 			P95: changeDoc(e.P95), P99: changeDoc(e.P99), SQLVerdict: e.SQLVerdict, SQLExact: e.SQLExact, FailureVerdict: e.FailureVerdict,
 			SQL:                 []SQLChangeDocument{},
-			MinDetectableChange: detectableDoc(e.P95),
+			MinDetectableChange: detectableDoc(e.P95), UpstreamComparisonFields: upstreamComparisonDoc(e),
 		}
 		for _, f := range e.SQL {
 			ed.SQL = append(ed.SQL, SQLChangeDocument{
@@ -474,7 +478,7 @@ func statsDoc(e *analyzer.EndpointSummary) StatsDocument {
 		Requests: e.Requests, Failed: e.Failed, SuccessRate: round(e.SuccessRate, 3), TPS: round(e.TPS, 3), ExplainRequests: e.ExplainRequests,
 		LatencyDocument: latencyDoc(e), SQLPerRequest: round(e.SQL.PerRequest, 3), SQLSource: e.SQL.Source,
 		SQLMethod: e.SQL.Method, SQLMargin: round(e.SQL.Margin, 3),
-		DBMsPerRequest: round(e.DBTime().DBTimePerRequest, 3),
+		DBMsPerRequest: round(e.DBTime().DBTimePerRequest, 3), UpstreamStatsFields: upstreamStatsDoc(e),
 	}
 }
 

@@ -78,6 +78,7 @@ func ComparisonMarkdown(w io.Writer, r *ComparisonReport) error {
 		return f.BaselinePerRequest, f.CandidatePerRequest
 	})
 	writeSQLErrorsMarkdown(e, c)
+	writeUpstreamMarkdown(e, c)
 	writeGoalsMarkdown(e, "Goal (candidate)", r.Goals)
 	e.println("")
 	for _, n := range c.Notes {

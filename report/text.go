@@ -32,6 +32,7 @@ func RunText(w io.Writer, r *RunReport) error {
 	e.println("")
 	e.println("Endpoints (busiest first)")
 	writeEndpointTable(e, s)
+	writeUpstreamRunText(e, s)
 	e.println("")
 	for _, line := range runNotes(s) {
 		e.println(line)
@@ -115,6 +116,7 @@ func ComparisonText(w io.Writer, r *ComparisonReport) error {
 	for _, x := range c.Endpoints {
 		e.printf("  %s: %s\n", x.Endpoint, x.Explanation)
 	}
+	writeUpstreamText(e, c)
 	writeGoalsText(e, "Goals (candidate)", r.Goals)
 	if len(c.Notes) > 0 {
 		e.println("")
