@@ -39,7 +39,7 @@ const runHTML = `<!DOCTYPE html>
 <h2>Endpoints</h2>
 <table><tr><th>Endpoint</th><th class="n">Requests</th><th class="n">Failed</th><th class="n">Avg ms</th><th class="n">p50 ms</th><th class="n">p95 ms</th><th class="n">p99 ms</th><th class="n">Max ms</th><th class="n">SQL/req</th></tr>
 {{range .Endpoints}}<tr><td>{{.Name}}<div class="bar c" style="width:{{.Bar}}%"></div></td><td class="n">{{.Requests}}</td><td class="n">{{.Failed}}</td><td class="n">{{.Avg}}</td><td class="n">{{.P50}}</td><td class="n">{{.P95}}</td><td class="n">{{.P99}}</td><td class="n">{{.Max}}</td><td class="n">{{.SQL}}</td></tr>
-{{end}}</table>
+{{end}}</table>{{template "upstream" .}}
 {{range .Notes}}<small>{{.}}</small><br>{{end}}
 {{template "tail" .}}
 </body></html>`
@@ -147,6 +147,7 @@ func RunHTML(w io.Writer, r *RunReport) error {
 			"Max": num(x.Latency.Max), "SQL": perRequest(&x.SQL),
 		})
 	}
+	p.Upstream = htmlUpstreamRun(s)
 	return renderHTML(w, runHTML, p)
 }
 

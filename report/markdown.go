@@ -35,6 +35,7 @@ func RunMarkdown(w io.Writer, r *RunReport) error {
 	if len(s.Endpoints) != 1 {
 		row("**all**", s.Overall)
 	}
+	writeUpstreamRunMarkdown(e, s)
 	writeGoalsMarkdown(e, "Goal", r.Goals)
 	writeFailuresMarkdown(e, r)
 	e.println("")

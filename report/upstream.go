@@ -182,7 +182,27 @@ func writeUpstreamMarkdown(e *errWriter, c *analyzer.Comparison) {
 	e.println("</details>")
 }
 
-// htmlUpstream is the rows of the HTML comparison's upstream table.
+// writeUpstreamRunMarkdown writes a collapsed table of a run's calls to
+// mocked services per request; nothing when the run had no mock.
+func writeUpstreamRunMarkdown(e *errWriter, s *analyzer.Summary) {
+	rows := htmlUpstreamRun(s)
+	if len(rows) == 0 {
+		return
+	}
+	e.println("")
+	e.println("<details><summary>Upstream calls per request (mocked services)</summary>")
+	e.println("")
+	e.println("| Endpoint | Upstream | Calls/req |")
+	e.println("|---|---|---:|")
+	for _, r := range rows {
+		e.printf("| %s | %s | %s |\n", cell(r["Endpoint"]), cell(backticks(r["Upstream"])), r["Cand"])
+	}
+	e.println("")
+	e.println("</details>")
+}
+
+// htmlUpstream is the rows of the HTML comparison's upstream table: the
+// calls that changed.
 func htmlUpstream(c *analyzer.Comparison) []map[string]string {
 	var out []map[string]string
 	for _, r := range changedUpstream(c) {
@@ -192,11 +212,25 @@ func htmlUpstream(c *analyzer.Comparison) []map[string]string {
 	return out
 }
 
-// upstreamHTML is the HTML comparison's table of changed upstream calls.
+// htmlUpstreamRun is the rows of a run's upstream table: every upstream
+// endpoint of every endpoint ("Cand" the calls per request, no "Base").
+func htmlUpstreamRun(s *analyzer.Summary) []map[string]string {
+	var out []map[string]string
+	for _, x := range s.Endpoints {
+		for _, u := range x.Upstream.Endpoints {
+			out = append(out, map[string]string{"Endpoint": x.Endpoint, "Upstream": u.Name(), "Cand": analyzer.FormatCount(u.PerRequest)})
+		}
+	}
+	return out
+}
+
+// upstreamHTML is the HTML reports' table of upstream calls: of a
+// comparison (the page with a Method), those that changed, baseline and
+// candidate; of a run, all.
 const upstreamHTML = `{{define "upstream"}}{{if .Upstream}}
-<h2>Upstream calls per request that changed</h2>
-<table><tr><th>Endpoint</th><th>Upstream</th><th class="n">Baseline</th><th class="n">Candidate</th></tr>
-{{range .Upstream}}<tr><td>{{.Endpoint}}</td><td><code>{{.Upstream}}</code></td><td class="n">{{.Base}}</td><td class="n">{{.Cand}}</td></tr>
+<h2>Upstream calls per request{{if .Method}} that changed{{else}} (mocked services){{end}}</h2>
+<table><tr><th>Endpoint</th><th>Upstream</th>{{if .Method}}<th class="n">Baseline</th><th class="n">Candidate</th>{{else}}<th class="n">Calls/req</th>{{end}}</tr>
+{{range .Upstream}}<tr><td>{{.Endpoint}}</td><td><code>{{.Upstream}}</code></td>{{if .Base}}<td class="n">{{.Base}}</td>{{end}}<td class="n">{{.Cand}}</td></tr>
 {{end}}</table>{{end}}{{end}}`
 
 // upstreamAdvice is the next step for a regression caused by the calls to
