@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -49,11 +50,19 @@ func TestCompareUpstreamNPlusOne(t *testing.T) {
 
 	const call = "catalog.demo.test GET /products/{id}"
 	t.Run("N+1", func(t *testing.T) {
-		code, _, raw, stderr, _ := env.compare(t, "upstream-n1", "--baseline-env", "APP_UPSTREAM_N1=0", "--candidate-env", "APP_UPSTREAM_N1=1")
+		code, _, raw, stderr, out := env.compare(t, "upstream-n1", "--baseline-env", "APP_UPSTREAM_N1=0", "--candidate-env", "APP_UPSTREAM_N1=1",
+			"--format", "text,markdown")
 		if code != exitRegression {
 			t.Fatalf("exit %d, want 99; stderr: %s", code, stderr)
 		}
 		doc := decodeUpstream(t, raw)
+		txt, _ := os.ReadFile(filepath.Join(out, "report.txt"))
+		md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+		for _, r := range []string{string(txt), string(md)} {
+			if !strings.Contains(r, "calls `"+call+"` 10 times per request (baseline 0)") || !strings.Contains(r, "Upstream calls per request") {
+				t.Errorf("a report lacks the HTTP N+1 or the upstream calls:\n%s", r)
+			}
+		}
 		if doc.MockMisses.Baseline+doc.MockMisses.Candidate != 0 {
 			t.Errorf("mock misses %+v, want none", doc.MockMisses)
 		}
