@@ -133,6 +133,7 @@ type EndpointDocument struct {
 	// Responses compares the endpoint's answers with the recording
 	// (--check-responses); absent when not checked.
 	Responses *ResponsesDocument `json:"responses,omitempty"`
+	*UpstreamRunFields
 }
 
 // FailureDocument is one reason requests failed.
@@ -275,6 +276,7 @@ func endpointDoc(e *analyzer.EndpointSummary) EndpointDocument {
 		Failures:          []FailureDocument{},
 		SQL:               []FingerprintDocument{},
 		LoadSQLPerRequest: round(e.LoadSQL.PerRequest, 3),
+		UpstreamRunFields: upstreamRunDoc(e),
 	}
 	if d.Statuses == nil {
 		d.Statuses = map[string]int64{}
@@ -376,6 +378,7 @@ type EndpointComparisonDocument struct {
 	// Responses compares the builds' answers; absent when either run kept
 	// none.
 	Responses *ResponsesDocument `json:"responses,omitempty"`
+	*UpstreamComparisonFields
 }
 
 // StatsDocument is one side's figures for an endpoint.
@@ -391,6 +394,7 @@ type StatsDocument struct {
 	SQLMethod      string  `json:"sql_method,omitempty"`
 	SQLMargin      float64 `json:"sql_margin,omitempty"`
 	DBMsPerRequest float64 `json:"db_ms_per_request"`
+	*UpstreamStatsFields
 }
 
 // SQLChangeDocument compares one fingerprint.
@@ -450,7 +454,7 @@ func NewComparisonDocument(r *ComparisonReport) ComparisonDocument {
 			Verdict: e.Verdict, Cause: e.Cause, Explanation: e.Explanation, Fingerprint: e.Fingerprint,
 			P95: changeDoc(e.P95), P99: changeDoc(e.P99), SQLVerdict: e.SQLVerdict, SQLExact: e.SQLExact, FailureVerdict: e.FailureVerdict,
 			SQL:                 []SQLChangeDocument{},
-			MinDetectableChange: detectableDoc(e.P95),
+			MinDetectableChange: detectableDoc(e.P95), UpstreamComparisonFields: upstreamComparisonDoc(e),
 		}
 		for _, f := range e.SQL {
 			ed.SQL = append(ed.SQL, SQLChangeDocument{
@@ -476,7 +480,7 @@ func statsDoc(e *analyzer.EndpointSummary) StatsDocument {
 		Requests: e.Requests, Failed: e.Failed, SuccessRate: round(e.SuccessRate, 3), TPS: round(e.TPS, 3), ExplainRequests: e.ExplainRequests,
 		LatencyDocument: latencyDoc(e), SQLPerRequest: round(e.SQL.PerRequest, 3), SQLSource: e.SQL.Source,
 		SQLMethod: e.SQL.Method, SQLMargin: round(e.SQL.Margin, 3),
-		DBMsPerRequest: round(e.DBTime().DBTimePerRequest, 3),
+		DBMsPerRequest: round(e.DBTime().DBTimePerRequest, 3), UpstreamStatsFields: upstreamStatsDoc(e),
 	}
 }
 
