@@ -181,6 +181,18 @@ type EndpointComparison struct {
 	// ResponseVerdict judges the answers: Regression when any differs
 	// beyond the noise and the rules, else Unchanged; "" without Responses.
 	ResponseVerdict Verdict
+	// UpstreamVerdict judges calls to mocked services per request on their
+	// own ("" when not counted on both sides); UpstreamExact reports that
+	// both sides' counts come from the explain phase.
+	UpstreamVerdict Verdict
+	UpstreamExact   bool
+	// Upstream compares calls per request by upstream endpoint, largest
+	// change first.
+	Upstream []UpstreamChange
+	// UpstreamCall is the upstream endpoint an explanation names as the
+	// cause (an HTTP N+1), e.g. "catalog.test GET /products/{id}"; ""
+	// otherwise.
+	UpstreamCall string
 }
 
 // Change compares one latency percentile, in milliseconds.
@@ -382,6 +394,7 @@ func compareEndpoint(c *Comparison, name string, pairA, pairB map[int32]int32, p
 	e.SQL = fingerprintChanges(b, k)
 	e.SQLVerdict, e.SQLExact = sqlVerdict(b, k, o, c.Baseline.SQLTrusted() && c.Candidate.SQLTrusted())
 	e.FailureVerdict, e.FailureZ = failureVerdict(b, k, o)
+	compareUpstream(e, o)
 
 	enough := b.sample != nil && k.sample != nil &&
 		len(b.sample.items) >= o.MinSamples && len(k.sample.items) >= o.MinSamples
@@ -420,7 +433,7 @@ func compareEndpoint(c *Comparison, name string, pairA, pairB map[int32]int32, p
 			e.P99.Verdict = latencyVerdict(e.P99, durMs(o.MinChangeP99), relP99, false)
 		}
 	}
-	e.Verdict = combine(enough, e.P95.Verdict, e.P99.Verdict, e.SQLVerdict, e.FailureVerdict)
+	e.Verdict = combine(enough, e.P95.Verdict, e.P99.Verdict, e.SQLVerdict, e.FailureVerdict, e.UpstreamVerdict)
 	explain(c, e)
 	return e
 }

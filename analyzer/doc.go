@@ -71,6 +71,11 @@
 //     MinSQLIncrease (1 statement per request) is a regression on its own,
 //     whatever the latency. With load-phase counts on either side the rise
 //     must also be at least 50%.
+//   - Upstream calls per request (the calls to mocked services each request
+//     made, attributed by the mock like statements: UpstreamStats, the explain
+//     phase preferred): as SQL statements, a rise of at least
+//     MinUpstreamIncrease (1 call per request), with load-phase counts on
+//     either side also at least 50%.
 //   - Failures: the failure rate rose by at least MinFailureIncrease (1
 //     percentage point) and a one-sided two-proportion z test gives
 //     z ≥ 2.58.
@@ -98,15 +103,22 @@
 // often (plus one) as the baseline ("N+1: `SELECT … FROM order_items WHERE
 // order_id = ?` runs 50 times per request (baseline 0), adding 10 ms
 // database time per request; p95 rose …"); more statements per request,
-// naming them and the database time they add; failures, naming the commonest
-// and the mock misses the candidate added; slower statements, when database
-// time per request grew by at least half the mean latency's growth ("`…` got
-// slower: 3.1 ms → 45 ms per call (+41.9 ms database time per request)");
-// else latency not from the database ("p95 rose 4.1 ms → 54.3 ms (+50.2 ms,
-// CI ×11.8–×13.5) with no change in SQL statements or database time: the
-// slowdown is in the app"). Only counts per fingerprint are known, not rows,
-// so an N+1 is recognised by a parameterised statement repeated per request,
-// not by matching the row count of another.
+// naming them and the database time they add; an HTTP N+1 — an upstream
+// endpoint the candidate calls at least NPlusOneMin times per request and
+// more than twice as often (plus one) as the baseline ("HTTP N+1: `GET
+// /catalog` calls `catalog.test GET /products/{id}` 20 times per request
+// (baseline 1)"), also named after the SQL evidence when both rose; more
+// upstream calls per request, naming them; failures, naming the commonest
+// and the mock misses the candidate added; upstream time per request, when
+// it grew by at least 1 ms and half the mean latency's growth; slower
+// statements, when database time per request grew by at least half the mean
+// latency's growth ("`…` got slower: 3.1 ms → 45 ms per call (+41.9 ms
+// database time per request)"); else latency not from the database ("p95
+// rose 4.1 ms → 54.3 ms (+50.2 ms, CI ×11.8–×13.5) with no change in SQL
+// statements or database time: the slowdown is in the app"). Only counts per
+// fingerprint are known, not rows, so an N+1 is recognised by a
+// parameterised statement repeated per request, not by matching the row
+// count of another.
 //
 // It does not replay, record or render; it does not read files other than
 // through the iterator it is given.

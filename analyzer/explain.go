@@ -48,6 +48,10 @@ func explainRegression(c *Comparison, e *EndpointComparison) (cause, text string
 			cause = CauseSQL
 			parts = append(parts, sqlSentence(c, e))
 		}
+		if e.UpstreamVerdict == Regression {
+			_, s := upstreamSentence(c, e)
+			parts = append(parts, s)
+		}
 		if e.FailureVerdict == Regression {
 			parts = append(parts, failureSentence(e))
 		}
@@ -56,6 +60,8 @@ func explainRegression(c *Comparison, e *EndpointComparison) (cause, text string
 		} else {
 			parts = append(parts, noiseClause(e))
 		}
+	case e.UpstreamVerdict == Regression:
+		cause, parts = upstreamRegression(c, e, lat)
 	case e.FailureVerdict == Regression:
 		cause = CauseFailures
 		parts = append(parts, failureSentence(e))
@@ -78,6 +84,13 @@ func explainImprovement(c *Comparison, e *EndpointComparison) (cause, text strin
 	if e.SQLVerdict == Improvement {
 		cause = CauseSQL
 		parts = append(parts, sqlSentence(c, e))
+	}
+	if e.UpstreamVerdict == Improvement {
+		why, s := upstreamSentence(c, e)
+		if cause == "" {
+			cause = why
+		}
+		parts = append(parts, s)
 	}
 	if e.FailureVerdict == Improvement {
 		if cause == "" {
@@ -166,6 +179,9 @@ func direction(delta float64) string {
 // app. The SQL counter's view of the load, when both runs have it, is the
 // evidence (see loadCause); else each endpoint's DBTime.
 func latencyCause(c *Comparison, e *EndpointComparison, lat string) (cause, text string) {
+	if cause, text, ok := upstreamLatencyCause(e, lat); ok {
+		return cause, text
+	}
 	if cause, text, ok := loadCause(c, e, lat); ok {
 		return cause, text
 	}

@@ -49,6 +49,11 @@ type CompareOptions struct {
 	// a regression on its own; zero means 1. With counts from the load phase
 	// on either side (not exact), the rise must also be at least 50%.
 	MinSQLIncrease float64
+	// MinUpstreamIncrease is the smallest rise in calls to mocked services
+	// per request that is a regression on its own; zero means 1. With
+	// counts from the load phase on either side, the rise must also be at
+	// least 50%.
+	MinUpstreamIncrease float64
 	// MinFailureIncrease is the smallest rise of the failure rate, in
 	// percentage points, that counts; zero means 1.
 	MinFailureIncrease float64
@@ -102,6 +107,7 @@ func (o CompareOptions) withDefaults() (CompareOptions, error) {
 	def(&o.MinRelativeSequential, 0.5)
 	defInt(&o.MinBlocks, 8)
 	def(&o.MinSQLIncrease, 1)
+	def(&o.MinUpstreamIncrease, 1)
 	def(&o.MinFailureIncrease, 1)
 	def(&o.FailureZ, 2.58)
 	def(&o.NPlusOneMin, 3)
@@ -118,7 +124,7 @@ func (o CompareOptions) withDefaults() (CompareOptions, error) {
 		return o, errors.New("minimum relative changes must not be negative")
 	case o.MinBlocks < 2:
 		return o, fmt.Errorf("minimum blocks %d: need at least 2", o.MinBlocks)
-	case o.MinSQLIncrease < 0 || o.MinFailureIncrease < 0 || o.FailureZ < 0 || o.NPlusOneMin < 0:
+	case o.MinSQLIncrease < 0 || o.MinUpstreamIncrease < 0 || o.MinFailureIncrease < 0 || o.FailureZ < 0 || o.NPlusOneMin < 0:
 		return o, errors.New("SQL, failure and N+1 minimums must not be negative")
 	}
 	if err := o.Responses.Validate(); err != nil {

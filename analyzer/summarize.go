@@ -233,6 +233,7 @@ type endpointAcc struct {
 	failures                       map[FailureCount]int64
 	loadSQL, explainSQL            sqlAcc
 	loadAll                        sqlAcc // every load result, when the counter kept the rest
+	upstream                       upstreamPhases
 }
 
 func newEndpointAcc(name string, opts SummarizeOptions) *endpointAcc {
@@ -255,6 +256,7 @@ func (e *endpointAcc) addExplain(r *snapshots.Result, w float64) {
 	if r.SQLCounted {
 		e.explainSQL.add(r.SQL, w)
 	}
+	e.upstream.add(r, w)
 }
 
 func (e *endpointAcc) addLoad(r *snapshots.Result) {
@@ -267,6 +269,7 @@ func (e *endpointAcc) addLoad(r *snapshots.Result) {
 	if r.SQLCounted {
 		e.loadSQL.add(r.SQL, 1)
 	}
+	e.upstream.add(r, 1)
 	if r.Done.IsZero() {
 		return
 	}
@@ -342,6 +345,7 @@ func (e *endpointAcc) merge(o *endpointAcc) {
 	e.loadSQL.merge(&o.loadSQL)
 	e.explainSQL.merge(&o.explainSQL)
 	e.loadAll.merge(&o.loadAll)
+	e.upstream.merge(&o.upstream)
 }
 
 func (e *endpointAcc) summary(span time.Duration) *EndpointSummary {
@@ -354,6 +358,7 @@ func (e *endpointAcc) summary(span time.Duration) *EndpointSummary {
 		Statuses:        map[string]int64{},
 		LoadSQL:         e.loadSQL.stats(SQLSourceLoad),
 		ExplainSQL:      e.explainSQL.stats(SQLSourceExplain),
+		Upstream:        e.upstream.stats(),
 		sample:          e.sample,
 	}
 	for i, n := range e.statuses {

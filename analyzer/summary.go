@@ -109,6 +109,9 @@ type EndpointSummary struct {
 	// LoadSQL and ExplainSQL are the SQL figures of each phase; their
 	// Requests is zero when the phase counted none.
 	LoadSQL, ExplainSQL SQLStats
+	// Upstream are the calls to mocked services per request: from the
+	// explain phase when there was one, else the load's (UpstreamStats).
+	Upstream UpstreamStats
 
 	// sample is a bounded uniform sample of the load-phase latencies, for
 	// the bootstrap of Compare.

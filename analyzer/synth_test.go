@@ -23,6 +23,7 @@ type epSpec struct {
 	sqlFor   func(i int) []snapshots.SQLCount // when set, the statements of the i-th request (load and explain)
 	failRate float64                          // probability a request fails with failStatus
 	failWith int                              // status of failures; 0 means 503
+	upstream []snapshots.UpstreamCount        // calls to mocked services of every request (counted when not nil)
 }
 
 // runSpec describes a synthetic run.
@@ -95,6 +96,7 @@ func synthResults(spec runSpec, eps []epSpec) iter.Seq2[*snapshots.Result, error
 				Seq: seq, Phase: snapshots.PhaseLoad, Endpoint: e.name, Method: "GET", URL: "/x",
 				Intended: intended, Sent: sent, Done: sent.Add(d),
 				Status: 200, RecordedStatus: 200, SQLCounted: e.sql != nil, SQL: e.sql,
+				UpstreamCounted: e.upstream != nil, Upstream: e.upstream,
 			}
 			if spec.slices > 0 {
 				r.Slice = s + 1
@@ -117,6 +119,7 @@ func synthResults(spec runSpec, eps []epSpec) iter.Seq2[*snapshots.Result, error
 					Seq: seq, Phase: snapshots.PhaseExplain, Endpoint: e.name, Method: "GET", URL: "/x",
 					Intended: at, Sent: at, Done: at.Add(e.median), Status: 200, RecordedStatus: 200,
 					SQLCounted: e.sql != nil, SQL: e.sql,
+					UpstreamCounted: e.upstream != nil, Upstream: e.upstream,
 				}
 				if e.sqlFor != nil {
 					r.SQLCounted, r.SQL = true, e.sqlFor(i)

@@ -75,24 +75,28 @@ func (s *Server) intercepted(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Requ
 		ctx.RoundTripper = goproxy.RoundTripperFunc(s.passRoundTrip)
 		return r, nil
 	}
+	c := s.startCall(r)
 	scheme := strings.ToLower(r.URL.Scheme)
 	body, err := readBody(r)
 	if err != nil {
 		return r, textReply(http.StatusBadRequest, "error", "replay mock: "+err.Error()+"\n").response(r)
 	}
-	en, me := s.lookup(r, scheme, t.service, body)
+	en, me, endpoint := s.lookup(r, scheme, t.service, body)
 	switch {
 	case me != nil && s.cfg.OnMiss == OnMissPassthrough:
 		s.passthrough.Add(1)
+		s.endCall(c, scheme, t.service, endpoint, true)
 		r.URL.Host = t.addr // where the app sent it, whatever its Host header says
 		ctx.RoundTripper = goproxy.RoundTripperFunc(s.passRoundTrip)
 		return r, nil
 	case me != nil:
+		s.endCall(c, scheme, t.service, endpoint, true)
 		return r, missReply(me).response(r)
 	}
 	if err := s.wait(r.Context(), en.ex); err != nil {
 		return r, textReply(http.StatusGatewayTimeout, "error", "replay mock: "+err.Error()+"\n").response(r)
 	}
+	s.endCall(c, scheme, t.service, endpoint, false)
 	return r, s.answer(r.Method, en.ex).response(r)
 }
 

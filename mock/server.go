@@ -155,6 +155,8 @@ type Server struct {
 	missByRq map[string]*MissError // by request exact key
 
 	conns conntrack.Set // hijacked CONNECT connections
+
+	calls *callTracker // attributes calls to the replayed requests in flight (Begin, End)
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -198,6 +200,7 @@ func New(cfg Config) (*Server, error) {
 		cfg: cfg, log: cfg.Logger, m: m,
 		mocked: map[string]bool{}, resolve: map[string]string{},
 		missByRq: map[string]*MissError{},
+		calls:    newCallTracker(),
 	}
 	for from, to := range cfg.Resolve {
 		s.resolve[strings.ToLower(from)] = to
@@ -287,12 +290,14 @@ func (s *Server) Close() error {
 }
 
 // lookup matches a request to service; it returns the recorded entry that
-// answers it, or the miss.
-func (s *Server) lookup(r *http.Request, scheme, service string, body []byte) (*entry, *MissError) {
+// answers it, or the miss, and the request's endpoint template.
+func (s *Server) lookup(r *http.Request, scheme, service string, body []byte) (*entry, *MissError, string) {
 	q := newRequest(r.Method, scheme, service, r.URL, r.Header.Get("Content-Type"), body)
 	en, level := s.m.match(&q)
 	if en == nil {
-		return nil, s.miss(&q)
+		me := s.miss(&q)
+		s.m.key(&q, 2) // the endpoint template
+		return nil, me, q.endpoint
 	}
 	switch level {
 	case Exact:
@@ -303,7 +308,7 @@ func (s *Server) lookup(r *http.Request, scheme, service string, body []byte) (*
 		s.template.Add(1)
 	}
 	s.log.Debug("mock answer", "request", q.String(), "level", level.String(), "exchange", en.ex.ID)
-	return en, nil
+	return en, nil, en.req.endpoint
 }
 
 // wait sleeps the recorded duration of e when Timing is recorded; it
@@ -373,22 +378,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serve answers one request to a mocked service through w.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, scheme, service string, pass http.HandlerFunc) {
+	c := s.startCall(r)
 	body, err := readBody(r)
 	if err != nil {
 		textReply(http.StatusBadRequest, "error", "replay mock: "+err.Error()+"\n").write(w)
 		return
 	}
-	en, me := s.lookup(r, scheme, service, body)
+	en, me, endpoint := s.lookup(r, scheme, service, body)
 	switch {
 	case me != nil && s.cfg.OnMiss == OnMissPassthrough:
 		s.passthrough.Add(1)
+		s.endCall(c, scheme, service, endpoint, true)
 		pass(w, r)
 	case me != nil:
+		s.endCall(c, scheme, service, endpoint, true)
 		missReply(me).write(w)
 	default:
 		if s.wait(r.Context(), en.ex) != nil {
 			return // the client gave up
 		}
+		s.endCall(c, scheme, service, endpoint, false)
 		s.answer(r.Method, en.ex).write(w)
 	}
 }

@@ -140,7 +140,7 @@ func (o *openRun) send(w *openWorker, j job) {
 		return
 	}
 	r := o.r
-	w.out = r.begin(j.t, w.res, r.cfg.SQL != nil)
+	w.out = r.begin(j.t, w.res, r.counting())
 	h.fill(&j.t.h1, w.out.tp)
 	w.deadline = time.Now().Add(r.timeout)
 	h.nc.SetDeadline(w.deadline)

@@ -29,6 +29,15 @@ type SQLCounter interface {
 	End(id int64) []snapshots.SQLCount
 }
 
+// UpstreamCounter is told when a replayed request starts and ends, and
+// returns the calls to mocked services attributed to it, and whether every
+// call made meanwhile was attributed (so none of its own was missed);
+// *mock.Server is one.
+type UpstreamCounter interface {
+	Begin(id int64, traceID string)
+	End(id int64) (calls []snapshots.UpstreamCount, complete bool)
+}
+
 // MissCounter counts the requests a mock could not answer; *mock.Server is
 // one.
 type MissCounter interface {
@@ -86,6 +95,11 @@ type Config struct {
 	MaxInFlight int
 	// SQL, when set, counts the SQL statements of each request.
 	SQL SQLCounter
+	// Upstream, when set, counts the calls to mocked services of each
+	// request (Result.Upstream); a request's count holds
+	// (Result.UpstreamCounted) when it was alone in flight or every call
+	// made meanwhile could be attributed.
+	Upstream UpstreamCounter
 	// SQLTraced says the target propagates each request's traceparent into
 	// its SQL comments (sqlcommenter), so that the counter attributes
 	// statements exactly under any concurrency. When false, a load-phase

@@ -192,7 +192,7 @@ const errNotSent = "not sent: target stalled"
 // It reports whether the run's own cancellation cut the request short, in
 // which case res is not a measurement.
 func (r *Replayer) send(ctx context.Context, c *conn, t *template, res *snapshots.Result) (canceled bool) {
-	return r.sendAs(ctx, c, t, res, r.cfg.SQL != nil)
+	return r.sendAs(ctx, c, t, res, r.counting())
 }
 
 // sendAs is send, telling the SQL counter about the request only when
@@ -225,8 +225,8 @@ type outgoing struct {
 }
 
 // begin fills res for t (everything but Phase, Slice, Intended, Sent, Done
-// and the response) and, when counting, tells the SQL counter that the
-// request starts.
+// and the response) and, when counting, tells the SQL counter and the
+// upstream counter that the request starts.
 func (r *Replayer) begin(t *template, res *snapshots.Result, counting bool) outgoing {
 	tp, traceID, id := newTraceparent()
 	res.ExchangeID = t.id
@@ -238,7 +238,12 @@ func (r *Replayer) begin(t *template, res *snapshots.Result, counting bool) outg
 	out := outgoing{res: res, tp: tp, id: id, counting: counting}
 	if counting {
 		out.w = r.alone.begin()
-		r.cfg.SQL.Begin(id, traceID)
+		if r.cfg.SQL != nil {
+			r.cfg.SQL.Begin(id, traceID)
+		}
+		if r.cfg.Upstream != nil {
+			r.cfg.Upstream.Begin(id, traceID)
+		}
 	}
 	return out
 }
@@ -251,8 +256,15 @@ func (r *Replayer) end(ctx context.Context, out outgoing, err error) (canceled b
 	res := out.res
 	if out.counting {
 		alone := r.alone.end(out.w)
-		res.SQL = r.cfg.SQL.End(out.id)
-		res.SQLCounted = alone || r.cfg.SQLTraced
+		if r.cfg.SQL != nil {
+			res.SQL = r.cfg.SQL.End(out.id)
+			res.SQLCounted = alone || r.cfg.SQLTraced
+		}
+		if r.cfg.Upstream != nil {
+			var complete bool
+			res.Upstream, complete = r.cfg.Upstream.End(out.id)
+			res.UpstreamCounted = alone || complete
+		}
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -349,3 +361,7 @@ func sortedKeys(m map[string]bool) []string {
 	sort.Strings(out)
 	return out
 }
+
+// counting reports whether requests are counted: a SQL or upstream
+// counter is told of them.
+func (r *Replayer) counting() bool { return r.cfg.SQL != nil || r.cfg.Upstream != nil }

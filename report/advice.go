@@ -297,6 +297,8 @@ func comparisonNext(r *ComparisonReport, q quoter) []string {
 		case analyzer.CauseApp:
 			next = append(next, fmt.Sprintf("Profile %s in the candidate: the extra time is spent outside the database.", e.Endpoint))
 		case analyzer.CauseBehaviour:
+		case analyzer.CauseUpstreamNPlusOne, analyzer.CauseUpstream:
+			next = append(next, upstreamAdvice(e, q))
 		default:
 			next = append(next, fmt.Sprintf("Count SQL (--postgres LISTEN=HOST:PORT) to tell whether the database or the app made %s slower.", e.Endpoint))
 		}

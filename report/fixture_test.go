@@ -20,7 +20,11 @@ var (
 	itemsSQL  = snapshots.SQLCount{Fingerprint: "SELECT id, sku, qty, price_cents FROM order_items WHERE order_id = ?", Count: 50, Duration: 9 * ms}
 	countSQL  = snapshots.SQLCount{Fingerprint: "SELECT o.id, o.customer, o.status, o.created_at, (SELECT count(*) FROM order_items i WHERE i.order_id = o.id) FROM orders o ORDER BY o.id DESC LIMIT ?", Count: 1, Duration: 1400 * time.Microsecond}
 	statusSQL = snapshots.SQLCount{Fingerprint: "SELECT status FROM orders WHERE id = ?", Count: 1, Duration: 300 * time.Microsecond}
-	postSQL   = []snapshots.SQLCount{
+	// productList and productEach are the calls GET /catalog makes to the
+	// catalog API: the list, and (an HTTP N+1) every product's details.
+	productList = snapshots.UpstreamCount{Service: "catalog.demo.test", Endpoint: "GET /products", Count: 1, Duration: 300 * time.Microsecond}
+	productEach = snapshots.UpstreamCount{Service: "catalog.demo.test", Endpoint: "GET /products/{id}", Count: 10, Duration: 2 * ms}
+	postSQL     = []snapshots.SQLCount{
 		{Fingerprint: "begin", Count: 1, Duration: 100 * time.Microsecond},
 		{Fingerprint: "INSERT INTO orders (customer) VALUES (?) RETURNING id, status, created_at", Count: 1, Duration: 700 * time.Microsecond},
 		{Fingerprint: "INSERT INTO order_items (order_id, sku, qty, price_cents) SELECT ?, sku, qty, price_cents FROM unnest(?, ?, ?)", Count: 1, Duration: 600 * time.Microsecond},
@@ -35,7 +39,8 @@ type fixEndpoint struct {
 	median   time.Duration
 	extra    time.Duration
 	sql      []snapshots.SQLCount
-	failures int // every failures-th request fails with 503 (0: none)
+	failures int                       // every failures-th request fails with 503 (0: none)
+	upstream []snapshots.UpstreamCount // calls to mocked services of every request (counted when not nil)
 }
 
 // fixtureResults builds a deterministic run: n load results in 10
@@ -67,7 +72,7 @@ func fixtureResults(n int, seed uint64, odd bool, eps []fixEndpoint) []*snapshot
 		at := t0.Add(time.Duration(i) * 5 * ms)
 		r := &snapshots.Result{Phase: snapshots.PhaseLoad, Slice: slice, Endpoint: e.name, Method: "GET", URL: "/x",
 			Intended: at, Sent: at.Add(100 * time.Microsecond), Done: at.Add(100*time.Microsecond + d),
-			Status: 200, RecordedStatus: 200, SQLCounted: e.sql != nil, SQL: e.sql}
+			Status: 200, RecordedStatus: 200, SQLCounted: e.sql != nil, SQL: e.sql, UpstreamCounted: e.upstream != nil, Upstream: e.upstream}
 		if e.failures > 0 && perEndpoint[e.name]%e.failures == 0 {
 			r.Status = 503
 		}
@@ -77,7 +82,8 @@ func fixtureResults(n int, seed uint64, odd bool, eps []fixEndpoint) []*snapshot
 		for k := range 3 {
 			at := t0.Add(time.Duration(n*5+j*100+k*10) * ms)
 			out = append(out, &snapshots.Result{Phase: snapshots.PhaseExplain, Endpoint: e.name, Method: "GET", URL: "/x",
-				Intended: at, Sent: at, Done: at.Add(e.median + e.extra), Status: 200, RecordedStatus: 200, SQLCounted: e.sql != nil, SQL: e.sql})
+				Intended: at, Sent: at, Done: at.Add(e.median + e.extra), Status: 200, RecordedStatus: 200, SQLCounted: e.sql != nil, SQL: e.sql,
+				UpstreamCounted: e.upstream != nil, Upstream: e.upstream})
 		}
 	}
 	return out
@@ -108,7 +114,7 @@ func baseEndpoints() []fixEndpoint {
 		{name: "GET /orders", weight: 40, median: 3 * ms, sql: []snapshots.SQLCount{countSQL}},
 		{name: "GET /orders/{id}/status", weight: 30, median: 2 * ms, sql: []snapshots.SQLCount{statusSQL}},
 		{name: "POST /orders", weight: 25, median: 6 * ms, sql: postSQL},
-		{name: "GET /catalog", weight: 1, median: 4 * ms, sql: []snapshots.SQLCount{}},
+		{name: "GET /catalog", weight: 1, median: 4 * ms, sql: []snapshots.SQLCount{}, upstream: []snapshots.UpstreamCount{productList}},
 	}
 }
 
@@ -174,6 +180,21 @@ func miswiredFixture(t testing.TB) *ComparisonReport {
 	}
 	slow[0].extra = 10 * ms
 	cand := fixtureSummary(t, ci, fixtureResults(2000, 12, false, slow))
+	c, err := analyzer.Compare(base, cand, analyzer.CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &ComparisonReport{Comparison: c}
+}
+
+// upstreamFixture compares the demo with a candidate whose GET /catalog
+// calls the catalog API for every product's details (an HTTP N+1, judged
+// from the explain phase's exact counts); nothing else changed.
+func upstreamFixture(t testing.TB) *ComparisonReport {
+	base := fixtureSummary(t, info("baseline", "http://127.0.0.1:41001", 0), fixtureResults(2000, 11, true, baseEndpoints()))
+	eps := baseEndpoints()
+	eps[3].upstream = []snapshots.UpstreamCount{productList, productEach}
+	cand := fixtureSummary(t, info("candidate", "http://127.0.0.1:41002", 0), fixtureResults(2000, 12, false, eps))
 	c, err := analyzer.Compare(base, cand, analyzer.CompareOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ const runHTML = `<!DOCTYPE html>
 <h2>Endpoints</h2>
 <table><tr><th>Endpoint</th><th class="n">Requests</th><th class="n">Failed</th><th class="n">Avg ms</th><th class="n">p50 ms</th><th class="n">p95 ms</th><th class="n">p99 ms</th><th class="n">Max ms</th><th class="n">SQL/req</th></tr>
 {{range .Endpoints}}<tr><td>{{.Name}}<div class="bar c" style="width:{{.Bar}}%"></div></td><td class="n">{{.Requests}}</td><td class="n">{{.Failed}}</td><td class="n">{{.Avg}}</td><td class="n">{{.P50}}</td><td class="n">{{.P95}}</td><td class="n">{{.P99}}</td><td class="n">{{.Max}}</td><td class="n">{{.SQL}}</td></tr>
-{{end}}</table>{{template "responses" .}}
+{{end}}</table>{{template "upstream" .}}{{template "responses" .}}
 {{range .Notes}}<small>{{.}}</small><br>{{end}}
 {{template "tail" .}}
 </body></html>`
@@ -61,7 +61,7 @@ const comparisonHTML = `<!DOCTYPE html>
 {{if .SQL}}<h2>SQL statements per request that changed</h2>
 <table><tr><th>Endpoint</th><th>Statement</th><th class="n">Baseline</th><th class="n">Candidate</th></tr>
 {{range .SQL}}<tr><td>{{.Endpoint}}</td><td><code>{{.Fingerprint}}</code></td><td class="n">{{.Base}}</td><td class="n">{{.Cand}}</td></tr>
-{{end}}</table>{{end}}{{template "responses" .}}
+{{end}}</table>{{end}}{{template "upstream" .}}{{template "responses" .}}
 {{if .Goals}}<h2>Goals (candidate)</h2>
 <table><tr><th>Goal</th><th>Expected</th><th class="n">Actual</th><th>Result</th></tr>
 {{range .Goals}}<tr><td><code>{{.Goal}}</code></td><td>{{.Expected}}</td><td class="n">{{.Actual}}</td><td class="{{.Class}}">{{.Result}}</td></tr>
@@ -90,6 +90,7 @@ type htmlPage struct {
 	Endpoints []map[string]any
 	SQL       []map[string]string
 	Responses []map[string]any
+	Upstream  []map[string]string
 }
 
 func htmlGoals(goals []analyzer.GoalResult) []htmlGoal {
@@ -114,6 +115,9 @@ func renderHTML(w io.Writer, page string, data htmlPage) error {
 	}
 	if err == nil {
 		_, err = t.Parse(responsesHTML)
+	}
+	if err == nil {
+		_, err = t.Parse(upstreamHTML)
 	}
 	if err != nil {
 		return fmt.Errorf("html template: %w", err)
@@ -149,6 +153,7 @@ func RunHTML(w io.Writer, r *RunReport) error {
 		})
 	}
 	p.Responses = htmlResponses(checkedResponses(r.Responses))
+	p.Upstream = htmlUpstreamRun(s)
 	return renderHTML(w, runHTML, p)
 }
 
@@ -185,5 +190,6 @@ func ComparisonHTML(w io.Writer, r *ComparisonReport) error {
 			"Base": analyzer.FormatCount(s.f.BaselinePerRequest), "Cand": analyzer.FormatCount(s.f.CandidatePerRequest)})
 	}
 	p.Responses = htmlResponses(comparedResponses(c))
+	p.Upstream = htmlUpstream(c)
 	return renderHTML(w, comparisonHTML, p)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/replaykit/replay/analyzer"
+	"github.com/replaykit/replay/analyzer/respdiff"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -132,6 +133,7 @@ type EndpointDocument struct {
 	// Responses compares the endpoint's answers with the recording
 	// (--check-responses); absent when not checked.
 	Responses *ResponsesDocument `json:"responses,omitempty"`
+	*UpstreamRunFields
 }
 
 // FailureDocument is one reason requests failed.
@@ -274,6 +276,7 @@ func endpointDoc(e *analyzer.EndpointSummary) EndpointDocument {
 		Failures:          []FailureDocument{},
 		SQL:               []FingerprintDocument{},
 		LoadSQLPerRequest: round(e.LoadSQL.PerRequest, 3),
+		UpstreamRunFields: upstreamRunDoc(e),
 	}
 	if d.Statuses == nil {
 		d.Statuses = map[string]int64{}
@@ -348,6 +351,9 @@ type ComparisonSettingsDocument struct {
 	MinRelativeSequential float64 `json:"min_relative_sequential"`
 	MinSQLIncrease        float64 `json:"min_sql_increase"`
 	MinFailureIncrease    float64 `json:"min_failure_increase_pp"`
+	// Responses are the rules of the comparison of answers (--ignore,
+	// --unordered, --accept-diff…); absent when none was given.
+	Responses *respdiff.Rules `json:"responses,omitempty"`
 }
 
 // EndpointComparisonDocument is one endpoint of a comparison.
@@ -372,6 +378,7 @@ type EndpointComparisonDocument struct {
 	// Responses compares the builds' answers; absent when either run kept
 	// none.
 	Responses *ResponsesDocument `json:"responses,omitempty"`
+	*UpstreamComparisonFields
 }
 
 // StatsDocument is one side's figures for an endpoint.
@@ -387,6 +394,7 @@ type StatsDocument struct {
 	SQLMethod      string  `json:"sql_method,omitempty"`
 	SQLMargin      float64 `json:"sql_margin,omitempty"`
 	DBMsPerRequest float64 `json:"db_ms_per_request"`
+	*UpstreamStatsFields
 }
 
 // SQLChangeDocument compares one fingerprint.
@@ -431,6 +439,9 @@ func NewComparisonDocument(r *ComparisonReport) ComparisonDocument {
 		Load:      loadText(c.Baseline.Info.Settings),
 		RunUntil:  runUntil(c.Baseline.Info.Settings),
 	}
+	if rules := o.Responses; !rules.IsZero() {
+		d.Settings.Responses = &rules
+	}
 	for _, a := range c.SetAside {
 		d.SetAside = append(d.SetAside, SetAsideDocument{Pair: a.Pair, Side: a.Side, Slice: a.Slice, Factor: a.Factor})
 	}
@@ -443,7 +454,7 @@ func NewComparisonDocument(r *ComparisonReport) ComparisonDocument {
 			Verdict: e.Verdict, Cause: e.Cause, Explanation: e.Explanation, Fingerprint: e.Fingerprint,
 			P95: changeDoc(e.P95), P99: changeDoc(e.P99), SQLVerdict: e.SQLVerdict, SQLExact: e.SQLExact, FailureVerdict: e.FailureVerdict,
 			SQL:                 []SQLChangeDocument{},
-			MinDetectableChange: detectableDoc(e.P95),
+			MinDetectableChange: detectableDoc(e.P95), UpstreamComparisonFields: upstreamComparisonDoc(e),
 		}
 		for _, f := range e.SQL {
 			ed.SQL = append(ed.SQL, SQLChangeDocument{
@@ -469,7 +480,7 @@ func statsDoc(e *analyzer.EndpointSummary) StatsDocument {
 		Requests: e.Requests, Failed: e.Failed, SuccessRate: round(e.SuccessRate, 3), TPS: round(e.TPS, 3), ExplainRequests: e.ExplainRequests,
 		LatencyDocument: latencyDoc(e), SQLPerRequest: round(e.SQL.PerRequest, 3), SQLSource: e.SQL.Source,
 		SQLMethod: e.SQL.Method, SQLMargin: round(e.SQL.Margin, 3),
-		DBMsPerRequest: round(e.DBTime().DBTimePerRequest, 3),
+		DBMsPerRequest: round(e.DBTime().DBTimePerRequest, 3), UpstreamStatsFields: upstreamStatsDoc(e),
 	}
 }
 

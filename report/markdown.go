@@ -36,6 +36,7 @@ func RunMarkdown(w io.Writer, r *RunReport) error {
 		row("**all**", s.Overall)
 	}
 	writeResponsesMarkdown(e, checkedResponses(r.Responses), recordingLabels)
+	writeUpstreamRunMarkdown(e, s)
 	writeGoalsMarkdown(e, "Goal", r.Goals)
 	writeFailuresMarkdown(e, r)
 	e.println("")
@@ -80,6 +81,7 @@ func ComparisonMarkdown(w io.Writer, r *ComparisonReport) error {
 	})
 	writeSQLErrorsMarkdown(e, c)
 	writeResponsesMarkdown(e, comparedResponses(c), buildLabels)
+	writeUpstreamMarkdown(e, c)
 	writeGoalsMarkdown(e, "Goal (candidate)", r.Goals)
 	e.println("")
 	for _, n := range c.Notes {

@@ -209,6 +209,12 @@ func TestBehaviourAA(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &ComparisonReport{Comparison: c}
+	if got := NewComparisonDocument(r).Settings.Responses; got == nil || !slices.Equal(got.Headers, []string{"X-Request-Id"}) {
+		t.Errorf("settings.responses %+v, want the rules given", got)
+	}
+	if got := NewComparisonDocument(behaviourFixture(t)).Settings.Responses; got != nil {
+		t.Errorf("settings.responses %+v without rules, want none", got)
+	}
 	for _, e := range c.Endpoints {
 		if e.Responses == nil || e.Responses.Differing != 0 || len(e.Responses.Ignored) != 4 {
 			t.Errorf("%s: %+v", e.Endpoint, e.Responses)

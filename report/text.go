@@ -33,6 +33,7 @@ func RunText(w io.Writer, r *RunReport) error {
 	e.println("Endpoints (busiest first)")
 	writeEndpointTable(e, s)
 	writeResponsesText(e, checkedResponses(r.Responses), recordingLabels)
+	writeUpstreamRunText(e, s)
 	e.println("")
 	for _, line := range runNotes(s) {
 		e.println(line)
@@ -117,6 +118,7 @@ func ComparisonText(w io.Writer, r *ComparisonReport) error {
 		e.printf("  %s: %s\n", x.Endpoint, x.Explanation)
 	}
 	writeResponsesText(e, comparedResponses(c), buildLabels)
+	writeUpstreamText(e, c)
 	writeGoalsText(e, "Goals (candidate)", r.Goals)
 	if len(c.Notes) > 0 {
 		e.println("")

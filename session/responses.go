@@ -102,14 +102,9 @@ func (s *Side) writeHashes() {
 // files again (report DIR, compare RUN_A RUN_B) applies them too.
 const SettingResponseRules = "response_rules"
 
-// noRules reports whether r holds no rule.
-func noRules(r respdiff.Rules) bool {
-	return len(r.Ignore)+len(r.IgnoreHeaders)+len(r.Unordered)+len(r.Accept)+len(r.Headers) == 0
-}
-
 // recordRules records r in the settings s, when it holds a rule.
 func recordRules(s map[string]string, r respdiff.Rules) {
-	if noRules(r) {
+	if r.IsZero() {
 		return
 	}
 	if b, err := json.Marshal(r); err == nil {
@@ -199,10 +194,10 @@ func checkRunFile(ctx context.Context, snap, path string, rules respdiff.Rules) 
 // its snapshot is gone (rules given need the snapshot: an error).
 func recheck(ctx context.Context, run *snapshots.Run, rules respdiff.Rules) (*analyzer.ResponseCheck, error) {
 	info := run.Info()
-	if info.Settings[SettingCheckResponses] != "true" && noRules(rules) {
+	if info.Settings[SettingCheckResponses] != "true" && rules.IsZero() {
 		return nil, nil
 	}
-	if !fileExists(info.Snapshot) && noRules(rules) {
+	if !fileExists(info.Snapshot) && rules.IsZero() {
 		return nil, nil
 	}
 	rules, err := recordedRules(info, rules)

@@ -219,6 +219,9 @@ func (s *Side) open(vus int, settings map[string]string) error {
 	if s.sql != nil {
 		cfg.SQL = s.sql
 	}
+	if s.mock != nil {
+		cfg.Upstream = s.mock
+	}
 	responses := &runResponses{}
 	c.Responses.apply(&cfg, responses, c.Snapshot)
 	rp, err := replayer.New(cfg)

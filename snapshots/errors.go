@@ -9,8 +9,9 @@ const SchemaVersion = 1
 // RunSchemaVersion is the run file format version this package writes. It
 // reads every version from 1 on: version 2 added SQLCount.Errors and
 // RunInfo.StatementErrors (a version 1 file counted the statements the
-// server rejected in SQLCount.Count; they read with Errors zero).
-const RunSchemaVersion = 2
+// server rejected in SQLCount.Count; they read with Errors zero); version 3
+// added Result.Upstream and UpstreamCounted (older files read with none).
+const RunSchemaVersion = 3
 
 // Sentinel errors; wrapped with the file name.
 var (

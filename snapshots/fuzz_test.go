@@ -152,6 +152,9 @@ func FuzzResultRecord(f *testing.F) {
 	for i := 1; i <= 10; i++ {
 		f.Add(enc.append(nil, nil, sampleResult(i)))
 	}
+	withCalls := sampleResult(4)
+	withCalls.UpstreamCounted, withCalls.Upstream = true, []UpstreamCount{{Service: "catalog.test", Endpoint: "GET /products/{id}", Count: 20, Duration: 3e6, Misses: 1}}
+	f.Add(enc.append(nil, nil, withCalls))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dec := resultDecoder{base: 1e18, load: func(from int64) ([]string, error) {
 			if from > int64(len(strs)) {

@@ -209,6 +209,14 @@ type Result struct {
 	SQLCounted bool
 	// SQL holds the statements attributed to the request, per fingerprint.
 	SQL []SQLCount
+	// UpstreamCounted reports whether the request's calls to mocked
+	// services were counted: a mock was in place and attributed every call
+	// made while the request was in flight. Run files of versions 1 and 2
+	// have it false.
+	UpstreamCounted bool
+	// Upstream holds the calls to mocked services attributed to the
+	// request, per service and endpoint.
+	Upstream []UpstreamCount
 }
 
 // Latency is the time from the intended start to the end of the response, so

@@ -22,7 +22,7 @@ import (
 // the strings table and referred to by id. In order (varint: zig-zag, as
 // encoding/binary's AppendVarint; str: see appendStr):
 //
-//	flags          1 byte: flagSQLCounted, flagHexTrace, flagSQLErrors
+//	flags          1 byte: flagSQLCounted, flagHexTrace, flagSQLErrors, flagUpstreamCounted, flagUpstream
 //	Seq            varint
 //	Phase          str
 //	Slice          varint
@@ -40,6 +40,8 @@ import (
 //	TraceID        16 bytes when flagHexTrace (32 lower-case hex digits), else an inline str
 //	SQL            uvarint count, then per fingerprint: str Fingerprint, varint Count, varint Duration (ns),
 //	               and varint Errors when flagSQLErrors (run file version 2 on; else Errors is zero)
+//	Upstream       only when flagUpstream (run file version 3 on): uvarint count, then per service and
+//	               endpoint: str Service, str Endpoint, varint Count, varint Duration (ns), varint Misses
 //
 // A zero time is stored as the Unix time 0, as elsewhere in the files.
 
@@ -54,6 +56,8 @@ const (
 	flagSQLCounted = 1 << iota
 	flagHexTrace
 	flagSQLErrors // the SQL counts carry Errors (only set when one is not zero)
+	flagUpstreamCounted
+	flagUpstream // upstream counts follow the SQL counts (only set when there are some)
 )
 
 // Limits of a run file's string table: what a writer interns, and what a
@@ -201,6 +205,7 @@ func (enc *resultEncoder) append(st *stmts, b []byte, r *Result) []byte {
 	if sqlErrors {
 		flags |= flagSQLErrors
 	}
+	flags |= upstreamFlags(r)
 	b = append(b, flags)
 	b = binary.AppendVarint(b, r.Seq)
 	b = enc.appendStr(st, b, fewValues, r.Phase)
@@ -231,7 +236,7 @@ func (enc *resultEncoder) append(st *stmts, b []byte, r *Result) []byte {
 			b = binary.AppendVarint(b, int64(c.Errors))
 		}
 	}
-	return b
+	return enc.appendUpstream(st, b, r.Upstream)
 }
 
 // isLowerHex32 reports whether s is 32 lower-case hex digits, a W3C trace id.
@@ -409,6 +414,10 @@ func (d *resultDecoder) decode(data []byte) (*Result, error) {
 				}
 			}
 		}
+	}
+	r.UpstreamCounted = flags&flagUpstreamCounted != 0
+	if flags&flagUpstream != 0 {
+		d.upstream(r)
 	}
 	if d.err == nil && d.i < len(d.b) {
 		d.err = fmt.Errorf("%d bytes after the record", len(d.b)-d.i)

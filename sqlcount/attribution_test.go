@@ -224,26 +224,3 @@ func awaitActive(conn *pgx.Conn, query string) error {
 	}
 	return fmt.Errorf("%q did not start", query)
 }
-
-func TestBeginEndConcurrent(t *testing.T) {
-	tr := newTracker()
-	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Go(func() {
-			for i := range 1000 {
-				id := int64(g*1000 + i)
-				tr.begin(id, fmt.Sprintf("%032x", id+1))
-				w := tr.cur.Load()
-				tr.attribute(fmt.Sprintf("%032x", id+1), w, "x", time.Millisecond, false)
-				if c := tr.end(id); len(c) != 1 || c[0].Count != 1 {
-					t.Errorf("request %d: %v", id, c)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if len(tr.byID) != 0 || len(tr.byTrace) != 0 || tr.cur.Load().sole != nil {
-		t.Errorf("tracker not empty: %d ids, %d traces", len(tr.byID), len(tr.byTrace))
-	}
-}

@@ -113,7 +113,7 @@ func (c *clientSide) query(body []byte, n int) error {
 	if !ok {
 		return malformedf("Query: text not terminated")
 	}
-	p := pend{kind: 'Q', sent: c.now, win: c.s.p.tracker.cur.Load()}
+	p := pend{kind: 'Q', sent: c.now, win: c.s.p.tracker.Window()}
 	c.sc.scan(text, true)
 	var whole string
 	if c.keepText {
@@ -196,7 +196,7 @@ func (c *clientSide) parse(body []byte, n int) error {
 		r := ref
 		c.stmts[string(name)] = &r
 	}
-	c.s.enqueue(pend{kind: 'P', sent: c.now, win: c.s.p.tracker.cur.Load(), st: ref})
+	c.s.enqueue(pend{kind: 'P', sent: c.now, win: c.s.p.tracker.Window(), st: ref})
 	return nil
 }
 
@@ -241,7 +241,7 @@ func (c *clientSide) bind(body []byte) error {
 		}
 		c.portals[string(pname)] = &portal{st: st, bind: c.bindSeq}
 	}
-	c.s.enqueue(pend{kind: 'B', sent: c.now, win: c.s.p.tracker.cur.Load(), st: st})
+	c.s.enqueue(pend{kind: 'B', sent: c.now, win: c.s.p.tracker.Window(), st: st})
 	return nil
 }
 
@@ -259,7 +259,7 @@ func (c *clientSide) execute(body []byte) error {
 	if pt.st.fp == nil {
 		pt.st = stmtRef{fp: c.s.p.fps.named("(unknown portal " + string(pname) + ")")}
 	}
-	c.s.enqueue(pend{kind: 'E', sent: c.now, win: c.s.p.tracker.cur.Load(), st: pt.st, bind: pt.bind})
+	c.s.enqueue(pend{kind: 'E', sent: c.now, win: c.s.p.tracker.Window(), st: pt.st, bind: pt.bind})
 	return nil
 }
 

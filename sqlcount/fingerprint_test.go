@@ -206,20 +206,3 @@ func TestTagRows(t *testing.T) {
 		}
 	}
 }
-
-func TestNormalizeTraceID(t *testing.T) {
-	const id = "4bf92f3577b34da6a3ce929d0e0e4736"
-	for in, want := range map[string]string{
-		id:                                  id,
-		"4BF92F3577B34DA6A3CE929D0E0E4736":  id,
-		"00-" + id + "-00f067aa0ba902b7-01": id,
-		"":                                  "",
-		"xyz":                               "",
-		"00000000000000000000000000000000":  "",
-		"4bf92f3577b34da6a3ce929d0e0e473g":  "",
-	} {
-		if got := normalizeTraceID(in); got != want {
-			t.Errorf("normalizeTraceID(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

@@ -215,12 +215,15 @@ func (p *Proxy) Serve(ctx context.Context, l net.Listener) error {
 
 // Begin tells the proxy that the inbound request id is in flight; traceID
 // is the W3C trace id it carries (32 hex digits), or "".
-func (p *Proxy) Begin(id int64, traceID string) { p.tracker.begin(id, traceID) }
+func (p *Proxy) Begin(id int64, traceID string) { p.tracker.Begin(id, traceID) }
 
 // End tells the proxy that the request id has ended and returns the
 // statements attributed to it, per fingerprint. Statements that complete
 // after End are not attributed to it.
-func (p *Proxy) End(id int64) []snapshots.SQLCount { return p.tracker.end(id) }
+func (p *Proxy) End(id int64) []snapshots.SQLCount {
+	counts, _ := p.tracker.End(id)
+	return counts
+}
 
 // Stats returns the totals so far.
 func (p *Proxy) Stats() Stats {
@@ -265,7 +268,7 @@ func (p *Proxy) record(s *session, st stmtRef, proto string, win *window, start,
 	if st.fp.text != "" {
 		// An empty query is a pool's liveness ping ("-- ping", ";"): the
 		// driver's, not the request's.
-		exch = p.tracker.attribute(st.trace, win, st.fp.text, d, failed)
+		exch = p.tracker.Attribute(st.trace, win, stmtEvent{st.fp.text, d, failed})
 		if exch == 0 && !failed {
 			p.unattr.add(start)
 		}

@@ -76,39 +76,3 @@ func parseTraceparentValue(b []byte) (id [32]byte, ok bool) {
 	}
 	return id, true
 }
-
-// normalizeTraceID returns a W3C trace id in lower case, or "" when id is
-// not 32 hex digits (or all zero). A whole traceparent value is accepted too.
-func normalizeTraceID(id string) string {
-	if len(id) == 55 {
-		if tid, ok := parseTraceparentValue([]byte("=" + id)); ok {
-			return string(tid[:])
-		}
-		return ""
-	}
-	if len(id) != 32 {
-		return ""
-	}
-	var b [32]byte
-	nonZero := false
-	for i := range 32 {
-		c := id[i]
-		if !isHex(c) {
-			return ""
-		}
-		if 'A' <= c && c <= 'F' {
-			c += 'a' - 'A'
-		}
-		if c != '0' {
-			nonZero = true
-		}
-		b[i] = c
-	}
-	if !nonZero {
-		return ""
-	}
-	if string(b[:]) == id {
-		return id
-	}
-	return string(b[:])
-}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/replaykit/replay/snapshots"
@@ -28,6 +29,23 @@ type Answer struct {
 	BodySize int64
 	// Truncated says Body is only the start of the body.
 	Truncated bool
+	parsed    *parsed // Body decoded as JSON once, when set (Side.Add sets it)
+}
+
+// parsed is an answer's body decoded as JSON.
+type parsed struct {
+	once sync.Once
+	v    any
+	err  error
+}
+
+// json is the body decoded as JSON, decoded once when the answer caches it.
+func (a Answer) json() (any, error) {
+	if a.parsed == nil {
+		return decodeJSON(a.Body)
+	}
+	a.parsed.once.Do(func() { a.parsed.v, a.parsed.err = decodeJSON(a.Body) })
+	return a.parsed.v, a.parsed.err
 }
 
 // FromSample is the Answer of a captured response.
@@ -165,8 +183,8 @@ func diffBodies(a, b Answer, env *pairEnv) []Diff {
 	}
 	if !a.Truncated && !b.Truncated {
 		if looksJSON(a.Header.Get("Content-Type"), a.Body) || looksJSON(b.Header.Get("Content-Type"), b.Body) {
-			va, ea := decodeJSON(a.Body)
-			vb, eb := decodeJSON(b.Body)
+			va, ea := a.json()
+			vb, eb := b.json()
 			switch {
 			case ea == nil && eb == nil:
 				w := walker{env: env}
@@ -283,15 +301,9 @@ func (w *walker) object(a, b map[string]any) {
 func (w *walker) array(a, b []any) {
 	if w.env.unordered != nil && w.env.unordered(w.segs) {
 		a, b = withoutCommon(a, b)
-	} else if len(a) == len(b) && len(a) > 1 {
-		ca, cb := canons(a), canons(b)
-		if slices.Equal(ca, cb) {
-			return
-		}
-		if sa, sb := slices.Sorted(slices.Values(ca)), slices.Sorted(slices.Values(cb)); slices.Equal(sa, sb) {
-			w.add(KindReordered, describe(a), describe(b))
-			return
-		}
+	} else if len(a) == len(b) && reordered(a, b) {
+		w.add(KindReordered, describe(a), describe(b))
+		return
 	}
 	for i := range max(len(a), len(b)) {
 		var va, vb any = absent{}, absent{}
@@ -305,6 +317,24 @@ func (w *walker) array(a, b []any) {
 		w.value(va, vb)
 		w.segs = w.segs[:len(w.segs)-1]
 	}
+}
+
+// reordered reports whether a and b, of one length, hold the same items
+// in another order: the items at the indices where they differ are the
+// same multiset (at least two of them).
+func reordered(a, b []any) bool {
+	var ca, cb []string
+	for i := range a {
+		if !deepEqual(a[i], b[i]) {
+			ca, cb = append(ca, canon(a[i])), append(cb, canon(b[i]))
+		}
+	}
+	if len(ca) < 2 {
+		return false
+	}
+	slices.Sort(ca)
+	slices.Sort(cb)
+	return slices.Equal(ca, cb)
 }
 
 func canons(a []any) []string {

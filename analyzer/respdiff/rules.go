@@ -46,6 +46,11 @@ func (r *Rules) AddFlags(f *pflag.FlagSet) {
 	f.Var(newListValue(&r.Headers), "compare-header", "also compare response header `NAME` (default: "+strings.Join(DefaultHeaders, ", ")+"; repeatable)")
 }
 
+// IsZero reports whether r gives no rule.
+func (r Rules) IsZero() bool {
+	return len(r.Ignore)+len(r.IgnoreHeaders)+len(r.Unordered)+len(r.Accept)+len(r.Headers) == 0
+}
+
 // Validate returns a one-line error naming the flag and the path or name
 // that is not well formed; nil when every rule is.
 func (r Rules) Validate() error {
@@ -207,4 +212,12 @@ func appendItem(out []string, s string) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// Diff compares two answers under c's headers and unordered arrays, with
+// no noise learned and nothing ignored or accepted: every difference, the
+// reference answer a first.
+func (c *Comparer) Diff(a, b Answer) []Diff {
+	n := &noise{user: c.unordered}
+	return diffAnswers(a, b, &pairEnv{headers: c.headers, unordered: n.unordered})
 }

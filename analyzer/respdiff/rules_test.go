@@ -1,6 +1,7 @@
 package respdiff
 
 import (
+	"net/http"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -36,5 +37,18 @@ func TestRulesFlags(t *testing.T) {
 	wantHeaders := []string{"Content-Type", "Location", "Content-Disposition", "Content-Language", "X-Version", "Etag"}
 	if diff := cmp.Diff(wantHeaders, r.CompareHeaders()); diff != "" {
 		t.Errorf("compared headers (-want +got):\n%s", diff)
+	}
+}
+
+func TestComparerDiff(t *testing.T) {
+	c, err := Rules{Unordered: []string{"$.tags"}, Headers: []string{"X-Version"}, IgnoreHeaders: []string{"Content-Type"}}.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := Answer{Status: 200, Header: http.Header{"X-Version": {"1"}, "Content-Type": {"a"}}, Body: []byte(`{"tags":["x","y"],"n":1}`)}
+	b := Answer{Status: 200, Header: http.Header{"X-Version": {"2"}, "Content-Type": {"b"}}, Body: []byte(`{"tags":["y","x"],"n":2}`)}
+	want := []string{`header:X-Version changed: "1" → "2"`, `$.n changed: number 1 → number 2`}
+	if diff := cmp.Diff(want, brief(c.Diff(a, b))); diff != "" {
+		t.Errorf("diffs (-want +got):\n%s", diff)
 	}
 }

@@ -29,6 +29,9 @@ func (s *Side) Add(id int64, a Answer) {
 	if s.Samples == nil {
 		s.Samples = map[int64][]Answer{}
 	}
+	if a.parsed == nil {
+		a.parsed = new(parsed)
+	}
 	s.Samples[id] = append(s.Samples[id], a)
 }
 
@@ -42,7 +45,8 @@ func RecordedSide(exchanges []*snapshots.Exchange) *Side {
 		if s.Host == "" {
 			s.Host = e.Service
 		}
-		s.Samples[e.ID] = []Answer{FromExchange(e)}
+		s.Samples[e.ID] = nil // one answer per exchange, the last given
+		s.Add(e.ID, FromExchange(e))
 		if !e.ResponseTruncated() && !redacted(string(e.ResponseBody)) {
 			s.Hashes = append(s.Hashes, snapshots.ResponseHash{ExchangeID: e.ID, Endpoint: e.Endpoint, Status: e.Status,
 				Hash: fnv64(e.ResponseBody), Count: 1})
@@ -394,6 +398,18 @@ func (t *tally) summary() *Summary {
 	return &s
 }
 
+// pathRank orders groups of one count: the status first, then the body,
+// then headers.
+func pathRank(p string) int {
+	switch {
+	case p == "status":
+		return 0
+	case strings.HasPrefix(p, "header:"):
+		return 2
+	}
+	return 1
+}
+
 func sortGroups(m map[groupKey]*Group, s Summary) []Group {
 	var out []Group
 	for k, g := range m {
@@ -407,7 +423,7 @@ func sortGroups(m map[groupKey]*Group, s Summary) []Group {
 		out = append(out, *g)
 	}
 	slices.SortFunc(out, func(a, b Group) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Path, b.Path), cmp.Compare(a.Kind, b.Kind),
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(pathRank(a.Path), pathRank(b.Path)), cmp.Compare(a.Path, b.Path), cmp.Compare(a.Kind, b.Kind),
 			cmp.Compare(a.Baseline, b.Baseline), cmp.Compare(a.Candidate, b.Candidate))
 	})
 	return out

@@ -296,3 +296,21 @@ func TestCheckHashes(t *testing.T) {
 		t.Errorf("sampled %d, hashed %d, differing %d, %q; want 8, 4, 1 and the body by hash", s.Sampled, s.Hashed, s.Differing, s.Sentence())
 	}
 }
+
+// TestEndpointStatus: another status leads the sentence, before the body
+// that came with it.
+func TestEndpointStatus(t *testing.T) {
+	base := answers(3, func(id int64, k int) string { return fmt.Sprintf(`{"id":%d}`, id) })
+	cand := &Side{}
+	for id := int64(1); id <= 3; id++ {
+		for range 2 {
+			a := jsonAnswer(`{"error":"boom"}`)
+			a.Status = 500
+			cand.Add(id, a)
+		}
+	}
+	s := compile(t, Rules{}).Endpoint(base, cand, nil)
+	if got, want := s.Sentence(), "status 200 → 500 in 6 of 6 responses; 2 more differences (`$.error`, `$.id`)"; got != want {
+		t.Errorf("sentence %q, want %q", got, want)
+	}
+}

@@ -208,7 +208,7 @@ func exampleDiff(a, b Answer, env *pairEnv) string {
 // itself.
 func printable(a Answer, hide func([]seg) bool) ([]byte, bool) {
 	if !a.Truncated && looksJSON(a.Header.Get("Content-Type"), a.Body) {
-		if v, err := decodeJSON(a.Body); err == nil {
+		if v, err := a.json(); err == nil {
 			if b, err := json.MarshalIndent(masked(v, nil, hide), "", "  "); err == nil {
 				return b, true
 			}

@@ -162,12 +162,61 @@ func Flatten(body []byte) ([]Leaf, error) {
 
 // canon is the canonical JSON text of a decoded value (keys sorted), for
 // comparing array items as a multiset.
-func canon(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return ""
+func canon(v any) string { return string(appendCanon(nil, v)) }
+
+func appendCanon(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case map[string]any:
+		b = append(b, '{')
+		for i, k := range slices.Sorted(maps.Keys(x)) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendQuote(b, k)
+			b = append(b, ':')
+			b = appendCanon(b, x[k])
+		}
+		return append(b, '}')
+	case []any:
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendCanon(b, e)
+		}
+		return append(b, ']')
+	case string:
+		return strconv.AppendQuote(b, x)
+	case json.Number:
+		return append(b, x...)
+	case bool:
+		return strconv.AppendBool(b, x)
 	}
-	return string(b)
+	return append(b, "null"...)
+}
+
+// deepEqual reports whether two decoded JSON values are equal, numbers by
+// value.
+func deepEqual(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !deepEqual(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		return ok && slices.EqualFunc(x, y, deepEqual)
+	}
+	return sameScalar(a, b)
 }
 
 // sameScalar reports whether two decoded JSON scalars are equal; numbers

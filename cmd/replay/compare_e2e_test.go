@@ -125,12 +125,19 @@ func newOrdersEnv(t *testing.T) *ordersEnv {
 	env.reset = fmt.Sprintf(`echo "$REPLAY_SIDE $REPLAY_PHASE" >> '%s' && '%s' '%s' -X -q -v ON_ERROR_STOP=1 -f '%s'`,
 		env.sides, psql, env.dbURL, sqlFile)
 
-	// The snapshot: inbound requests to every endpoint, and the catalog
-	// call GET /catalog makes.
+	env.snap = filepath.Join(env.dir, "orders.snap")
+	writeOrdersSnapshot(t, env.snap)
+	return env
+}
+
+// writeOrdersSnapshot writes the demo's snapshot to file: inbound requests
+// to every endpoint, the catalog call GET /catalog makes, and the extra
+// outbound exchanges (made as calls of GET /catalog).
+func writeOrdersSnapshot(t *testing.T, file string, extra ...*snapshots.Exchange) {
+	t.Helper()
 	catalogBody := httptest.NewRecorder()
 	catalog.Handler().ServeHTTP(catalogBody, httptest.NewRequest("GET", "/products", nil))
-	env.snap = filepath.Join(env.dir, "orders.snap")
-	w, err := snapshots.Create(env.snap, snapshots.Options{})
+	w, err := snapshots.Create(file, snapshots.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,10 +164,13 @@ func newOrdersEnv(t *testing.T) *ordersEnv {
 		Duration: 2 * time.Millisecond, Method: "GET", URL: "https://catalog.demo.test/products", ParentID: catalogID,
 		RequestHeader: http.Header{"Accept": {"application/json"}}, Status: 200,
 		ResponseHeader: catalogBody.Header(), ResponseBody: catalogBody.Body.Bytes(), ResponseBodySize: int64(catalogBody.Body.Len())})
+	for _, e := range extra {
+		e.ParentID, e.Start = catalogID, start
+		w.AddExchange(e)
+	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return env
 }
 
 // args returns the flags of a comparison of the demo app writing to out.

@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	_ "github.com/replaykit/replay/internal/debugserve" // REPLAY_PPROF
 )
 
 // Exit codes, as DESIGN.md's CLI contract gives them.

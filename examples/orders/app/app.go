@@ -26,6 +26,9 @@ type Config struct {
 	// CatalogURL is the base URL of the catalog API; GET /catalog fetches
 	// CatalogURL + "/products". Empty makes GET /catalog answer 502.
 	CatalogURL string
+	// UpstreamN1 makes GET /catalog call the catalog API once more per
+	// product, for its details (an HTTP N+1); its answer is unchanged.
+	UpstreamN1 bool
 	// HTTPClient makes the calls to the catalog API. Nil means a client with
 	// Go's default transport behaviour (HTTPS_PROXY/HTTP_PROXY from the
 	// environment, system roots or SSL_CERT_FILE) and a 10s timeout.
@@ -55,6 +58,7 @@ type App struct {
 	ownDB      bool
 	slow       bool
 	catalog    string
+	upstreamN1 bool
 	client     *http.Client
 	sqlComment bool
 	log        *slog.Logger
@@ -72,6 +76,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		db:         cfg.DB,
 		slow:       cfg.Slow,
 		catalog:    cfg.CatalogURL,
+		upstreamN1: cfg.UpstreamN1,
 		client:     cfg.HTTPClient,
 		sqlComment: cfg.SQLComment,
 		log:        cfg.Logger,

@@ -101,6 +101,30 @@ func TestCatalogOverTLS(t *testing.T) {
 	}
 }
 
+// TestCatalogUpstreamN1: with UpstreamN1, GET /catalog answers the same and
+// calls the catalog once per product more, each call with the request's
+// traceparent.
+func TestCatalogUpstreamN1(t *testing.T) {
+	up := startCatalog(t)
+	_, base := startApp(t, app.Config{DatabaseURL: pgtest.Database(t), CatalogURL: up.url, HTTPClient: up.client, UpstreamN1: true})
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	r := call(t, "GET", base+"/catalog", nil, "traceparent", tp)
+	var got app.Catalog
+	r.decode(t, &got)
+	if r.status != http.StatusOK || got.Count != 10 {
+		t.Fatalf("GET /catalog = %d %s, want 200 with 10 products", r.status, r.body)
+	}
+	seen := up.seen()
+	if len(seen) != 11 {
+		t.Fatalf("the catalog saw %d calls, want 11 (the list, then each of 10 products)", len(seen))
+	}
+	for i, s := range seen {
+		if s.traceparent != tp {
+			t.Errorf("call %d: traceparent %q", i, s.traceparent)
+		}
+	}
+}
+
 // TestCatalogStart runs the stand-in with catalog.Start, as the demo does.
 func TestCatalogStart(t *testing.T) {
 	cert := testnet.NewCert(t, "127.0.0.1")

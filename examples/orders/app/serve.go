@@ -27,6 +27,9 @@ type Settings struct {
 	Slow bool
 	// CatalogURL is CATALOG_URL (may be empty: GET /catalog then answers 502).
 	CatalogURL string
+	// UpstreamN1 is APP_UPSTREAM_N1 (1/true: GET /catalog calls the catalog
+	// API once per product too, an HTTP N+1).
+	UpstreamN1 bool
 	// SQLComment is APP_SQLCOMMENT (1/true: tag queries with the traceparent).
 	SQLComment bool
 	// Delay is APP_DELAY (see ParseDelay): a fixed wait added to routes,
@@ -59,6 +62,9 @@ func ParseEnv(env func(string) string) (Settings, error) {
 	s.Addr = net.JoinHostPort(host, port)
 	var err error
 	if s.Slow, err = envBool(env, "APP_SLOW"); err != nil {
+		return s, err
+	}
+	if s.UpstreamN1, err = envBool(env, "APP_UPSTREAM_N1"); err != nil {
 		return s, err
 	}
 	if s.SQLComment, err = envBool(env, "APP_SQLCOMMENT"); err != nil {
@@ -116,6 +122,7 @@ func Serve(ctx context.Context, env func(string) string, logger *slog.Logger) er
 		DatabaseURL: s.DatabaseURL,
 		Slow:        s.Slow,
 		CatalogURL:  s.CatalogURL,
+		UpstreamN1:  s.UpstreamN1,
 		HTTPClient:  client,
 		SQLComment:  s.SQLComment,
 		Delay:       s.Delay,
@@ -138,7 +145,7 @@ func Serve(ctx context.Context, env func(string) string, logger *slog.Logger) er
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	attrs := []any{"url", "http://" + ln.Addr().String(), "slow", s.Slow, "catalog", s.CatalogURL}
+	attrs := []any{"url", "http://" + ln.Addr().String(), "slow", s.Slow, "catalog", s.CatalogURL, "upstream_n1", s.UpstreamN1}
 	if len(s.Delay) > 0 {
 		attrs = append(attrs, "delay", env("APP_DELAY"))
 	}
