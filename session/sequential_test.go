@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,7 +16,9 @@ import (
 )
 
 // busyBuild is a build whose every answer costs about half a millisecond of
-// CPU, and /slow, when slow is set, 40 ms more of waiting.
+// CPU, and /slow, when slow is set, 40 ms more of waiting. Its answers are
+// the same every time (the hashing's result, which depends on how long it
+// ran, goes in a header no comparison looks at).
 func busyBuild(t *testing.T, slow bool) string {
 	t.Helper()
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -26,7 +29,8 @@ func busyBuild(t *testing.T, slow bool) string {
 		if slow && r.URL.Path == "/slow" {
 			time.Sleep(40 * time.Millisecond)
 		}
-		w.Write(sum[:4])
+		w.Header().Set("X-Work", fmt.Sprintf("%x", sum[:4]))
+		fmt.Fprintf(w, "answer of %s\n", r.URL.Path)
 	}))
 	t.Cleanup(s.Close)
 	return s.URL
