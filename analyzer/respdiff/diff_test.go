@@ -48,14 +48,14 @@ func TestDiffAnswers(t *testing.T) {
 			Answer{Status: 404, Header: http.Header{"Content-Type": {"text/html"}, "Location": {"/x"}, "X-Other": {"2"}}},
 			[]string{`status changed: 200 → 404`, `header:Content-Type changed: "text/plain" → "text/html"`, `header:Location added: absent → "/x"`}},
 		{"JSON facing text", jsonAnswer(`{"a":1}`), Answer{Status: 200, Body: []byte("oops")},
-			[]string{`header:Content-Type dropped: "application/json" → absent`, `body changed: 7 bytes (JSON, fnv ` + hex(`{"a":1}`) + `) → 4 bytes (not JSON, fnv ` + hex("oops") + `)`}},
+			[]string{`header:Content-Type dropped: "application/json" → absent`, `body changed: 7 bytes (JSON, hash ` + hex(`{"a":1}`) + `) → 4 bytes (not JSON, hash ` + hex("oops") + `)`}},
 		{"text by line", Answer{Body: []byte("a\nb\nc\nd\n")}, Answer{Body: []byte("a\nB\nc\nd\ne\n")},
 			[]string{`line:2 changed: "b" → "B"`, `line:5 added: absent → "e"`}},
 		{"text line removed", Answer{Body: []byte("a\nb\nc")}, Answer{Body: []byte("a\nc")}, []string{`line:2 dropped: "b" → absent`}},
 		{"binary", Answer{Body: []byte{0, 1}}, Answer{Body: []byte{0, 2}},
-			[]string{`body changed: 2 bytes (binary, fnv ` + hex("\x00\x01") + `) → 2 bytes (binary, fnv ` + hex("\x00\x02") + `)`}},
+			[]string{`body changed: 2 bytes (binary, hash ` + hex("\x00\x01") + `) → 2 bytes (binary, hash ` + hex("\x00\x02") + `)`}},
 		{"cut short", Answer{Body: []byte(`{"a":`), BodySize: 90000, Truncated: true}, Answer{Body: []byte(`{"b":`), BodySize: 90000, Truncated: true},
-			[]string{`body changed: 90000 bytes, 5 kept (cut, fnv ` + hex(`{"a":`) + `) → 90000 bytes, 5 kept (cut, fnv ` + hex(`{"b":`) + `)`}},
+			[]string{`body changed: 90000 bytes, 5 kept (cut, hash ` + hex(`{"a":`) + `) → 90000 bytes, 5 kept (cut, hash ` + hex(`{"b":`) + `)`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, brief(diffAnswers(tc.a, tc.b, env))); diff != "" {

@@ -69,8 +69,8 @@ func (t *tally) hashes(ref, other []snapshots.ResponseHash, trustBodies bool) {
 			d = Diff{Path: "status", Kind: KindChanged, Baseline: Value{Type: "status", Text: fmt.Sprint(r.status)},
 				Candidate: Value{Type: "status", Text: fmt.Sprint(h.Status)}}
 		case trustBodies && r.hashes == 1 && h.Hash != r.hash:
-			d = Diff{Path: "body", Kind: KindHash, Baseline: Value{Type: "bytes", Text: fmt.Sprintf("fnv %016x", r.hash)},
-				Candidate: Value{Type: "bytes", Text: fmt.Sprintf("fnv %016x", h.Hash)}}
+			d = Diff{Path: "body", Kind: KindHash, Baseline: Value{Type: "bytes", Text: fmt.Sprintf("hash %016x", r.hash)},
+				Candidate: Value{Type: "bytes", Text: fmt.Sprintf("hash %016x", h.Hash)}}
 		default:
 			continue
 		}

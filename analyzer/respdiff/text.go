@@ -261,5 +261,5 @@ func bodyValue(a Answer, what string) Value {
 	if a.Truncated {
 		text = fmt.Sprintf("%d bytes, %d kept", size, len(a.Body))
 	}
-	return Value{Type: "bytes", Text: fmt.Sprintf("%s (%s, fnv %016x)", text, what, fnv64(a.Body))}
+	return Value{Type: "bytes", Text: fmt.Sprintf("%s (%s, hash %016x)", text, what, fnv64(a.Body))}
 }
