@@ -23,6 +23,9 @@ func (r *RunResult) Notices() []string {
 	if r.MockMisses > 0 {
 		out = append(out, fmt.Sprintf("the mock could not answer %d outbound requests; see 'replay mock' for the closest recorded ones", r.MockMisses))
 	}
+	if n := lonely(r.lone); n != "" {
+		out = append(out, n)
+	}
 	return out
 }
 

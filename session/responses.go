@@ -178,14 +178,41 @@ func checkResponses(ctx context.Context, snap string, run analyzer.RunSource, ru
 	return analyzer.CheckResponses(ctx, run, s, rules)
 }
 
-// checkRunFile is checkResponses of the run file at path.
-func checkRunFile(ctx context.Context, snap, path string, rules respdiff.Rules) (*analyzer.ResponseCheck, error) {
+// checkRunFile is checkResponses of the run file at path; lone counts the
+// sampled requests the build answered once, of sampled (see lonely).
+func checkRunFile(ctx context.Context, snap, path string, rules respdiff.Rules) (rc *analyzer.ResponseCheck, lone [2]int, err error) {
 	run, err := snapshots.OpenRun(path)
 	if err != nil {
-		return nil, err
+		return nil, lone, err
 	}
 	defer run.Close()
-	return checkResponses(ctx, snap, run, rules)
+	if rc, err = checkResponses(ctx, snap, run, rules); err != nil {
+		return nil, lone, err
+	}
+	answers := map[int64]int{}
+	err = run.Responses(func(s *snapshots.ResponseSample) error {
+		answers[s.ExchangeID]++
+		return nil
+	})
+	for _, n := range answers {
+		if n < 2 {
+			lone[0]++
+		}
+	}
+	lone[1] = len(answers)
+	return rc, lone, err
+}
+
+// lonely says, when some sampled requests were answered once, that what
+// varies between a build's answers could not be learned for them; "" when
+// every one was answered twice.
+func lonely(lone [2]int) string {
+	if lone[0] == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of the %d requests whose answers were compared with the recording were answered once: "+
+		"what varies on its own (timestamps, ids) could not be learned for them; replay each request twice "+
+		"(--iterations 2, or the explain phase of --postgres) before trusting their differences", lone[0], lone[1])
 }
 
 // recheck compares again the answers of a run checked against its

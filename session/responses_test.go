@@ -65,6 +65,9 @@ func TestRunKeepsAnswers(t *testing.T) {
 		return res
 	}
 	res := run("same", respdiff.Rules{})
+	for _, n := range res.Notices() {
+		t.Errorf("notice %q: every sampled request was answered twice", n)
+	}
 	if rc := res.Report.Responses; rc == nil || !rc.Passed() || rc.Compared < 4 || !res.Report.Passed() {
 		t.Fatalf("the recorded build: %+v, want the 4 sampled answers as recorded (the hashed ones not: the recording holds redacted values)", rc)
 	}
@@ -91,6 +94,14 @@ func TestRunKeepsAnswers(t *testing.T) {
 	rc := res.Report.Responses
 	if rc == nil || rc.Passed() || res.Report.Passed() || !strings.Contains(rc.Endpoints[0].Responses.Sentence(), "`$.id`: number 1 → string \"1\"") {
 		t.Fatalf("a build answering otherwise: %+v", rc)
+	}
+	once, err := Run(context.Background(), RunConfig{
+		Config: Config{Snapshot: snap, Inbound: ex},
+		Side:   SideConfig{Name: "once", URL: srv.URL, RunPath: filepath.Join(dir, "once.run")},
+		Plan:   replayer.LoadPlan{Iterations: 1}, CheckResponses: true,
+	})
+	if err != nil || len(once.Notices()) != 1 || !strings.Contains(once.Notices()[0], "2 of the 2 requests") {
+		t.Errorf("each request answered once: %v, notices %q; want one saying noise could not be learned", err, once.Notices())
 	}
 	res = run("accepted", respdiff.Rules{Accept: []string{"$.id"}})
 	if !res.Report.Passed() {

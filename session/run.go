@@ -49,6 +49,8 @@ type RunResult struct {
 	// Interrupted reports that ctx ended the run early: the run file and
 	// the report hold the requests completed so far.
 	Interrupted bool
+
+	lone [2]int // sampled requests answered once, of those sampled (CheckResponses)
 }
 
 // Run replays cfg's requests against one side under cfg.Plan: the side's
@@ -112,13 +114,14 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	if s.build != nil {
 		rep.Artifacts = append(rep.Artifacts, report.Artifact{Name: "build log", Path: cfg.Side.LogPath})
 	}
+	var lone [2]int
 	if cfg.CheckResponses {
 		var err error
-		if rep.Responses, err = checkRunFile(ctx, cfg.Snapshot, cfg.Side.RunPath, cfg.Rules); err != nil {
+		if rep.Responses, lone, err = checkRunFile(ctx, cfg.Snapshot, cfg.Side.RunPath, cfg.Rules); err != nil {
 			return nil, fmt.Errorf("run: %w", err)
 		}
 	}
-	return &RunResult{Report: rep, Stats: st, MockMisses: s.info.MockMisses, Interrupted: runErr != nil}, nil
+	return &RunResult{Report: rep, Stats: st, MockMisses: s.info.MockMisses, Interrupted: runErr != nil, lone: lone}, nil
 }
 
 // runMeasured runs the explain phase, when the plan has one, then the load,
