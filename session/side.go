@@ -162,7 +162,7 @@ func (s *Side) startSQLCounter(ctx context.Context, pg *Postgres) error {
 	if err != nil {
 		return err
 	}
-	cfg := sqlcount.Config{Upstream: pg.Upstream, ClientTLS: pg.ClientTLS, UpstreamTLS: pg.UpstreamTLS}
+	cfg := sqlcount.Config{Upstream: pg.Upstream, ClientTLS: pg.ClientTLS, UpstreamTLS: pg.UpstreamTLS, KeepUnattributed: true}
 	cfg.StartupTimeout, cfg.IdleTimeout = s.cfg.Limits.SQLTimeouts()
 	p, err := sqlcount.New(cfg)
 	if err != nil {

@@ -52,6 +52,13 @@ type Config struct {
 	// client's connection with the reason. Nil talks to the server in the
 	// clear.
 	UpstreamTLS *tls.Config
+	// KeepUnattributed keeps the per-millisecond histogram of statements
+	// attributed to no request (Unattributed), which a replay's estimates
+	// need. It grows with the run: an entry for every millisecond in which
+	// such a statement started, about 40 bytes each (tens of MB over an
+	// hour of concurrent traffic), so a recording, which never reads it,
+	// leaves it off.
+	KeepUnattributed bool
 }
 
 // Proxy is a PostgreSQL wire-protocol proxy that counts, times,
@@ -70,6 +77,7 @@ type Proxy struct {
 	fps           *fingerprints
 	tracker       *tracker
 	unattr        unattributed
+	keepUnattr    bool
 	statements    atomic.Int64
 	errors        atomic.Int64
 	connSeq       atomic.Int64
@@ -147,6 +155,7 @@ func newProxy(cfg Config) *Proxy {
 		dialTimeout:    cfg.DialTimeout,
 		clientTLS:      cfg.ClientTLS,
 		upstreamTLS:    cfg.UpstreamTLS,
+		keepUnattr:     cfg.KeepUnattributed,
 		startupTimeout: cfg.StartupTimeout,
 		idleTimeout:    cfg.IdleTimeout,
 		fps:            newFingerprints(),
@@ -269,7 +278,7 @@ func (p *Proxy) record(s *session, st stmtRef, proto string, win *window, start,
 		// An empty query is a pool's liveness ping ("-- ping", ";"): the
 		// driver's, not the request's.
 		exch = p.tracker.Attribute(st.trace, win, stmtEvent{st.fp.text, d, failed})
-		if exch == 0 && !failed {
+		if exch == 0 && !failed && p.keepUnattr {
 			p.unattr.add(start)
 		}
 	}

@@ -21,7 +21,8 @@ func (u *unattributed) add(start time.Time) {
 	u.mu.Unlock()
 }
 
-// Unattributed returns, per interval of snapshots.DefaultSQLBin, the
+// Unattributed returns (with Config.KeepUnattributed; else an empty
+// histogram), per interval of snapshots.DefaultSQLBin, the
 // statements completed so far that were attributed to no request (a pool's
 // empty pings excluded): those that ran while requests overlapped, with no
 // sqlcommenter comment to tell them apart, and those of no request at all.
