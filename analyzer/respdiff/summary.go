@@ -136,8 +136,8 @@ type learnPair struct {
 // Endpoint compares the candidate's answers to one endpoint's requests
 // with the baseline's. What differs between the baseline's two answers to
 // the same request, and between the recording's answer (recorded may be
-// nil) and the baseline's when both have the same status, is noise: it is
-// ignored and listed (a list in another order makes that list unordered).
+// nil) and the baseline's when both have the same status and the recording
+// kept the whole body, is noise: it is ignored and listed (a list in another order makes that list unordered).
 //
 // Answers beyond the sample (Side.Hashes) are compared by hash, per
 // exchange: they count as compared when the baseline has hashes of that
@@ -158,7 +158,10 @@ func (c *Comparer) Endpoint(base, cand, recorded *Side) *Summary {
 	if recorded != nil {
 		for _, id := range sortedIDs(base.Samples) {
 			r, as := recorded.Samples[id], base.Samples[id]
-			if len(r) > 0 && r[0].Status == as[0].Status {
+			// A recorded body cut short or not kept (--body-limit) says
+			// nothing of what varies in the body: learning from it would
+			// hide every body difference.
+			if len(r) > 0 && r[0].Status == as[0].Status && !r[0].Truncated && !(len(r[0].Body) == 0 && len(as[0].Body) > 0) {
 				learn = append(learn, learnPair{r[0], as[0], recorded.Host, base.Host, ReasonRecording})
 			}
 		}
