@@ -207,6 +207,17 @@ type compareJSON struct {
 		Cause       string       `json:"cause"`
 		Explanation string       `json:"explanation"`
 		Fingerprint string       `json:"fingerprint"`
+		Responses   *struct {
+			Compared    int64 `json:"compared"`
+			Differing   int64 `json:"differing"`
+			Differences []struct {
+				Sentence string `json:"sentence"`
+			} `json:"differences"`
+			Ignored []struct {
+				Path   string `json:"path"`
+				Reason string `json:"reason"`
+			} `json:"ignored"`
+		} `json:"responses"`
 	} `json:"endpoints"`
 	Notes       []string `json:"notes"`
 	BaselineRun struct {
@@ -247,6 +258,15 @@ func comparePhase(t *testing.T, c *cluster, s server, base, cand, snap string, t
 		}
 		check(t, fmt.Sprintf("%s compare %s baseline sql/req (%s)", s.name, e.Endpoint, e.Baseline.SQLSource), e.Baseline.SQLPerRequest, tr)
 		check(t, fmt.Sprintf("%s compare %s candidate sql/req (%s)", s.name, e.Endpoint, e.Candidate.SQLSource), e.Candidate.SQLPerRequest, tr)
+		// The same rows on both sides (an index apart): the same answers.
+		switch r := e.Responses; {
+		case r == nil || r.Compared == 0:
+			t.Errorf("FAIL %s compare %s: no answers compared", s.name, e.Endpoint)
+		case r.Differing > 0:
+			t.Errorf("FAIL %s compare %s: %d of %d answers differ between builds on the same data: %+v", s.name, e.Endpoint, r.Differing, r.Compared, r.Differences)
+		default:
+			t.Logf("PASS %s compare %s: %d answers compared, 0 differing; ignored as noise: %+v", s.name, e.Endpoint, r.Compared, r.Ignored)
+		}
 		if e.Endpoint != s.slow {
 			continue
 		}

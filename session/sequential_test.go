@@ -55,12 +55,19 @@ func TestCompareFairLoadSlowEndpoint(t *testing.T) {
 	}
 	c := res.Report.Comparison
 	for _, e := range c.Endpoints {
-		want := analyzer.Unchanged
-		if e.Endpoint == "GET /slow" {
-			want = analyzer.Regression
-		}
-		if e.Verdict != want {
-			t.Errorf("%s: %s (%s); want %s", e.Endpoint, e.Verdict, e.Explanation, want)
+		switch {
+		case e.Endpoint == "GET /slow":
+			if e.Verdict != analyzer.Regression {
+				t.Errorf("%s: %s (%s); want regression", e.Endpoint, e.Verdict, e.Explanation)
+			}
+		case e.Verdict == analyzer.Regression || e.Verdict == analyzer.Improvement:
+			// The fair load's point: the slow endpoint does not make the
+			// others look slower. Four seconds beside the other packages
+			// under -race may leave one inconclusive (its interval too
+			// wide), which is honest; a change claimed is not.
+			t.Errorf("%s: %s (%s); want unchanged (or inconclusive on a busy machine)", e.Endpoint, e.Verdict, e.Explanation)
+		case e.Verdict != analyzer.Unchanged:
+			t.Logf("%s: %s (%s)", e.Endpoint, e.Verdict, e.Explanation)
 		}
 	}
 	if res.Stats.Rate.Count == 0 || res.Stats.Baseline.Requests != res.Stats.Candidate.Requests {
