@@ -425,9 +425,18 @@ func sortGroups(m map[groupKey]*Group, s Summary) []Group {
 		}
 		out = append(out, *g)
 	}
+	// The sampled differences first: they say what changed; a hash only
+	// that something did.
 	slices.SortFunc(out, func(a, b Group) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(pathRank(a.Path), pathRank(b.Path)), cmp.Compare(a.Path, b.Path), cmp.Compare(a.Kind, b.Kind),
+		return cmp.Or(cmp.Compare(hashedRank(a), hashedRank(b)), cmp.Compare(b.Count, a.Count), cmp.Compare(pathRank(a.Path), pathRank(b.Path)), cmp.Compare(a.Path, b.Path), cmp.Compare(a.Kind, b.Kind),
 			cmp.Compare(a.Baseline, b.Baseline), cmp.Compare(a.Candidate, b.Candidate))
 	})
 	return out
+}
+
+func hashedRank(g Group) int {
+	if g.Hashed {
+		return 1
+	}
+	return 0
 }
