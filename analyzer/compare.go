@@ -318,6 +318,14 @@ func Compare(base, cand *Summary, opts CompareOptions) (*Comparison, error) {
 	if c.Faults = CompareFaults(base.Info, cand.Info); len(c.Faults) > 0 {
 		c.Verdict = Inconclusive
 	}
+	c.addRunNotes()
+	return c, nil
+}
+
+// addRunNotes adds the run-level notes: mock misses, SQL self-checks,
+// requests replayed with a cut body, cut mock answers.
+func (c *Comparison) addRunNotes() {
+	base, cand := c.Baseline, c.Candidate
 	if d := c.MockMisses[1] - c.MockMisses[0]; d > 0 {
 		c.Notes = append(c.Notes, mockMissSentence(c.MockMisses[1], c.MockMisses[0]))
 	} else if c.MockMisses[1] > 0 {
@@ -335,7 +343,6 @@ func Compare(base, cand *Summary, opts CompareOptions) (*Comparison, error) {
 			c.Notes = append(c.Notes, n)
 		}
 	}
-	return c, nil
 }
 
 // endpointUnion lists the endpoints of either summary, busiest first

@@ -272,38 +272,8 @@ func comparisonNext(r *ComparisonReport, q quoter) []string {
 		return []string{"Fix the wiring faults first (each says how), then re-run the comparison: until each build uses its own SQL counter and mock, its figures are not its own."}
 	}
 	for _, e := range c.Endpoints {
-		if e.Verdict != analyzer.Regression {
-			continue
-		}
-		switch e.Cause {
-		case analyzer.CauseNPlusOne:
-			next = append(next, fmt.Sprintf("Fix the N+1 in %s: fetch what %s reads for all rows in one query (WHERE … = ANY($1), or a JOIN) instead of once per row, then re-run the comparison.",
-				e.Endpoint, q(c.StatementName(e.Fingerprint))))
-		case analyzer.CauseSQL:
-			next = append(next, fmt.Sprintf("Remove or batch the extra statements in %s (see the SQL per fingerprint), then re-run the comparison.", e.Endpoint))
-		case analyzer.CauseSlowerSQL:
-			if e.Fingerprint != "" {
-				next = append(next, fmt.Sprintf("Look at the plan of %s in %s (EXPLAIN ANALYZE: a missing index, a changed query, more rows).",
-					q(c.StatementName(e.Fingerprint)), e.Endpoint))
-			} else {
-				next = append(next, fmt.Sprintf("Look at the statements of %s: its database time per request grew (EXPLAIN ANALYZE the slowest).", e.Endpoint))
-			}
-		case analyzer.CauseFailures:
-			s := fmt.Sprintf("Find why %s fails in the candidate", e.Endpoint)
-			if len(e.Candidate.Failures) > 0 {
-				s += " (" + strings.TrimPrefix(failureList(e.Candidate), e.Endpoint+": ") + ")"
-			}
-			next = append(next, s+".")
-		case analyzer.CauseApp:
-			next = append(next, fmt.Sprintf("Profile %s in the candidate: the extra time is spent outside the database.", e.Endpoint))
-		case analyzer.CauseBehaviour:
-		case analyzer.CauseUpstreamNPlusOne, analyzer.CauseUpstream:
-			next = append(next, upstreamAdvice(e, q))
-		default:
-			next = append(next, fmt.Sprintf("Count SQL (--postgres LISTEN=HOST:PORT) to tell whether the database or the app made %s slower.", e.Endpoint))
-		}
-		if e.ResponseVerdict == analyzer.Regression {
-			next = append(next, behaviourNext(e, q))
+		if e.Verdict == analyzer.Regression {
+			next = append(next, regressionNext(c, e, q)...)
 		}
 	}
 	if d := c.MockMisses[1] - c.MockMisses[0]; d > 0 {
@@ -345,6 +315,43 @@ func comparisonNext(r *ComparisonReport, q quoter) []string {
 			return []string{"Nothing to fix: " + what + "; " + list(imp) + " got better."}
 		}
 		return []string{"Nothing to fix: " + what + "."}
+	}
+	return next
+}
+
+// regressionNext is the advice for one regressed endpoint: its cause's,
+// then its changed answers'.
+func regressionNext(c *analyzer.Comparison, e *analyzer.EndpointComparison, q quoter) []string {
+	var next []string
+	switch e.Cause {
+	case analyzer.CauseNPlusOne:
+		next = append(next, fmt.Sprintf("Fix the N+1 in %s: fetch what %s reads for all rows in one query (WHERE … = ANY($1), or a JOIN) instead of once per row, then re-run the comparison.",
+			e.Endpoint, q(c.StatementName(e.Fingerprint))))
+	case analyzer.CauseSQL:
+		next = append(next, fmt.Sprintf("Remove or batch the extra statements in %s (see the SQL per fingerprint), then re-run the comparison.", e.Endpoint))
+	case analyzer.CauseSlowerSQL:
+		if e.Fingerprint != "" {
+			next = append(next, fmt.Sprintf("Look at the plan of %s in %s (EXPLAIN ANALYZE: a missing index, a changed query, more rows).",
+				q(c.StatementName(e.Fingerprint)), e.Endpoint))
+		} else {
+			next = append(next, fmt.Sprintf("Look at the statements of %s: its database time per request grew (EXPLAIN ANALYZE the slowest).", e.Endpoint))
+		}
+	case analyzer.CauseFailures:
+		s := fmt.Sprintf("Find why %s fails in the candidate", e.Endpoint)
+		if len(e.Candidate.Failures) > 0 {
+			s += " (" + strings.TrimPrefix(failureList(e.Candidate), e.Endpoint+": ") + ")"
+		}
+		next = append(next, s+".")
+	case analyzer.CauseApp:
+		next = append(next, fmt.Sprintf("Profile %s in the candidate: the extra time is spent outside the database.", e.Endpoint))
+	case analyzer.CauseBehaviour:
+	case analyzer.CauseUpstreamNPlusOne, analyzer.CauseUpstream:
+		next = append(next, upstreamAdvice(e, q))
+	default:
+		next = append(next, fmt.Sprintf("Count SQL (--postgres LISTEN=HOST:PORT) to tell whether the database or the app made %s slower.", e.Endpoint))
+	}
+	if e.ResponseVerdict == analyzer.Regression {
+		next = append(next, behaviourNext(e, q))
 	}
 	return next
 }
