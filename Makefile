@@ -5,7 +5,7 @@ PKGS := ./...
 .PHONY: build test test-short fuzz-short demo bench lint clean
 
 build:
-	$(GO) build -o bin/replay ./cmd/replay
+	$(GO) build -buildvcs=auto -o bin/replay ./cmd/replay
 
 # All tests, with the race detector, against real PostgreSQL clusters that the
 # tests start themselves (internal/pgtest).

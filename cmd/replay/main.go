@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/replaykit/replay/internal/buildinfo"
 	_ "github.com/replaykit/replay/internal/debugserve" // REPLAY_PPROF
 )
 
@@ -103,7 +104,9 @@ func newRootCmd(s streams) *cobra.Command {
 		Short:         "Record a service's traffic, replay it against two builds, and explain what got slower",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       buildinfo.Read().String(), // --version
 	}
+	root.SetVersionTemplate("replay {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(
 		newCmdRecord(s),
@@ -116,6 +119,11 @@ func newRootCmd(s streams) *cobra.Command {
 		newCmdCompare(s),
 		newCmdReport(s),
 		newCmdDemo(s),
+		&cobra.Command{Use: "version", Short: "Print replay's version, the VCS revision and time it was built from", Args: exactArgs(0),
+			RunE: func(*cobra.Command, []string) error {
+				_, err := fmt.Fprintf(s.out, "replay %s\n", buildinfo.Read())
+				return err
+			}},
 	)
 	return root
 }
