@@ -163,8 +163,20 @@ func compareResponses(c *Comparison, e *EndpointComparison, rc *respdiff.Compare
 		e.ResponseVerdict = Unchanged
 		return
 	}
-	e.ResponseVerdict = Regression
 	sentence := s.Sentence()
+	if !twiceAnswered(b) {
+		// Without two answers of the baseline to one request, nothing of
+		// this endpoint's noise is known: an id or a time the app makes up
+		// differs between builds as it would between two calls.
+		e.ResponseVerdict = Inconclusive
+		sentence += " (noise unknown: the baseline answered each request once; a longer run tells)"
+		if e.Verdict == Unchanged {
+			e.Verdict, e.Cause = Inconclusive, CauseSamples
+		}
+		e.Explanation = joinSentences(e.Explanation, sentence)
+		return
+	}
+	e.ResponseVerdict = Regression
 	if e.Verdict == Regression {
 		e.Explanation += "; " + sentence
 		return
@@ -174,6 +186,25 @@ func compareResponses(c *Comparison, e *EndpointComparison, rc *respdiff.Compare
 		sentence += "; " + e.Explanation
 	}
 	e.Explanation = sentence
+}
+
+// twiceAnswered reports whether the side answered some request twice, so
+// that noise could be learned.
+func twiceAnswered(s *respdiff.Side) bool {
+	for _, as := range s.Samples {
+		if len(as) >= 2 {
+			return true
+		}
+	}
+	return false
+}
+
+// joinSentences joins two parts of an explanation.
+func joinSentences(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 // ResponseCheck compares a build's answers with the recorded ones

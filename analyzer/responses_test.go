@@ -16,6 +16,9 @@ import (
 // time it is asked (k 0 or 1).
 type answerFunc func(id int64, k int) string
 
+// respTimes is how many answers respRun writes per exchange.
+var respTimes = 2
+
 // respRun writes a run file of synthetic results and, per endpoint with
 // an answerFunc, two answers to each of exchanges 1 to 10, then hashes.
 func respRun(t testing.TB, dir string, spec runSpec, eps []epSpec, answers map[string]answerFunc, hashes ...snapshots.ResponseHash) *snapshots.Run {
@@ -34,7 +37,7 @@ func respRun(t testing.TB, dir string, spec runSpec, eps []epSpec, answers map[s
 	}
 	for ep, f := range answers {
 		for id := int64(1); id <= 10; id++ {
-			for k := range 2 {
+			for k := range respTimes {
 				body := f(id, k)
 				w.AddResponse(&snapshots.ResponseSample{ExchangeID: id, Endpoint: ep, Phase: snapshots.PhaseLoad, Status: 200,
 					Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(body), BodySize: int64(len(body))})
