@@ -144,17 +144,35 @@ func writeSQLErrorsMarkdown(e *errWriter, c *analyzer.Comparison) {
 // writeSQLDetails writes a collapsed table of statements per endpoint with
 // a baseline and a candidate figure each (value); nothing without rows.
 func writeSQLDetails(e *errWriter, title string, rows []endpointSQL, value func(analyzer.FingerprintChange) (float64, float64)) {
+	cells := make([][]string, len(rows))
+	for i, s := range rows {
+		b, c := value(s.f)
+		cells[i] = []string{cell(s.endpoint), cell(backticks(s.f.Fingerprint)), analyzer.FormatCount(b), analyzer.FormatCount(c)}
+	}
+	writeDetailsTable(e, title, []string{"Endpoint", "Statement", "Baseline", "Candidate"}, cells)
+}
+
+// writeDetailsTable writes a collapsed Markdown table under title, its
+// first two columns left-aligned and the others (figures) right-aligned;
+// nothing without rows. Cells are written as they are.
+func writeDetailsTable(e *errWriter, title string, head []string, rows [][]string) {
 	if len(rows) == 0 {
 		return
 	}
 	e.println("")
 	e.println("<details><summary>" + title + "</summary>")
 	e.println("")
-	e.println("| Endpoint | Statement | Baseline | Candidate |")
-	e.println("|---|---|---:|---:|")
-	for _, s := range rows {
-		b, c := value(s.f)
-		e.printf("| %s | %s | %s | %s |\n", cell(s.endpoint), cell(backticks(s.f.Fingerprint)), analyzer.FormatCount(b), analyzer.FormatCount(c))
+	e.println("| " + strings.Join(head, " | ") + " |")
+	align := make([]string, len(head))
+	for i := range align {
+		align[i] = "---:"
+		if i < 2 {
+			align[i] = "---"
+		}
+	}
+	e.println("|" + strings.Join(align, "|") + "|")
+	for _, r := range rows {
+		e.println("| " + strings.Join(r, " | ") + " |")
 	}
 	e.println("")
 	e.println("</details>")

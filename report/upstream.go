@@ -165,40 +165,22 @@ func changedUpstream(c *analyzer.Comparison) []endpointUpstream {
 // writeUpstreamMarkdown writes a collapsed table of the upstream calls per
 // request that changed; nothing when none did.
 func writeUpstreamMarkdown(e *errWriter, c *analyzer.Comparison) {
-	rows := changedUpstream(c)
-	if len(rows) == 0 {
-		return
+	var rows [][]string
+	for _, r := range changedUpstream(c) {
+		rows = append(rows, []string{cell(r.endpoint), cell(backticks(r.u.Name())),
+			analyzer.FormatCount(r.u.BaselinePerRequest), analyzer.FormatCount(r.u.CandidatePerRequest)})
 	}
-	e.println("")
-	e.println("<details><summary>Upstream calls per request that changed</summary>")
-	e.println("")
-	e.println("| Endpoint | Upstream | Baseline | Candidate |")
-	e.println("|---|---|---:|---:|")
-	for _, r := range rows {
-		e.printf("| %s | %s | %s | %s |\n", cell(r.endpoint), cell(backticks(r.u.Name())),
-			analyzer.FormatCount(r.u.BaselinePerRequest), analyzer.FormatCount(r.u.CandidatePerRequest))
-	}
-	e.println("")
-	e.println("</details>")
+	writeDetailsTable(e, "Upstream calls per request that changed", []string{"Endpoint", "Upstream", "Baseline", "Candidate"}, rows)
 }
 
 // writeUpstreamRunMarkdown writes a collapsed table of a run's calls to
 // mocked services per request; nothing when the run had no mock.
 func writeUpstreamRunMarkdown(e *errWriter, s *analyzer.Summary) {
-	rows := htmlUpstreamRun(s)
-	if len(rows) == 0 {
-		return
+	var rows [][]string
+	for _, r := range htmlUpstreamRun(s) {
+		rows = append(rows, []string{cell(r["Endpoint"]), cell(backticks(r["Upstream"])), r["Cand"]})
 	}
-	e.println("")
-	e.println("<details><summary>Upstream calls per request (mocked services)</summary>")
-	e.println("")
-	e.println("| Endpoint | Upstream | Calls/req |")
-	e.println("|---|---|---:|")
-	for _, r := range rows {
-		e.printf("| %s | %s | %s |\n", cell(r["Endpoint"]), cell(backticks(r["Upstream"])), r["Cand"])
-	}
-	e.println("")
-	e.println("</details>")
+	writeDetailsTable(e, "Upstream calls per request (mocked services)", []string{"Endpoint", "Upstream", "Calls/req"}, rows)
 }
 
 // htmlUpstream is the rows of the HTML comparison's upstream table: the
