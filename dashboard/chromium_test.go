@@ -1,7 +1,11 @@
 package dashboard
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/websocket"
+
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/session"
 )
@@ -18,111 +24,206 @@ import (
 // chromium is the headless browser the page is checked in.
 const chromium = "/usr/bin/chromium-headless-shell"
 
-// dumpDOM loads url in headless Chromium, lets the page's script run for
-// budget of virtual time (it polls the feed every second) and returns the
-// DOM it built.
-func dumpDOM(t *testing.T, url string, budget time.Duration) string {
+// browser is one page of headless Chromium driven over the DevTools
+// protocol: one page load, looked at as often as a test likes.
+type browser struct {
+	t    *testing.T
+	ws   *websocket.Conn
+	next int
+}
+
+// openBrowser starts headless Chromium with remote debugging on a free
+// loopback port and connects to its blank page.
+func openBrowser(t *testing.T) *browser {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, chromium, "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir="+t.TempDir(),
-		"--virtual-time-budget="+strconv.Itoa(int(budget.Milliseconds())), "--dump-dom", url)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("chromium --dump-dom %s: %v", url, err)
-	}
-	return string(out)
-}
-
-// text returns the text of the element with id in dom ("" when none).
-func text(dom, id string) string {
-	m := regexp.MustCompile(`id="` + regexp.QuoteMeta(id) + `"[^>]*>([^<]*)<`).FindStringSubmatch(dom)
-	if m == nil {
-		return ""
-	}
-	return m[1]
-}
-
-func number(t *testing.T, dom, id string) int64 {
-	t.Helper()
-	s := strings.ReplaceAll(text(dom, id), ",", "")
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		t.Fatalf("element %s holds %q, not a number; page:\n%.2000s", id, s, dom)
-	}
-	return n
-}
-
-// TestPageInChromium: headless Chromium loads the dashboard during a real
-// run; its script fills in the figures, which grow from one load of the
-// page to the next, draws the charts and lists the endpoints; once the run
-// is done the page links to the HTML report.
-func TestPageInChromium(t *testing.T) {
 	if _, err := os.Stat(chromium); err != nil {
 		t.Skipf("no headless Chromium at %s", chromium)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, chromium, "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir="+t.TempDir(),
+		"--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "--remote-allow-origins=*", "--window-size=1400,1000", "about:blank")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
+	listening := regexp.MustCompile(`DevTools listening on ws://([^/]+)/`)
+	host := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+				host <- m[1]
+			}
+		}
+	}()
+	var addr string
+	select {
+	case addr = <-host:
+	case <-time.After(20 * time.Second):
+		t.Fatal("chromium did not start its DevTools server in 20s")
+	}
+	resp, err := http.Get("http://" + addr + "/json/list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var targets []struct{ Type, WebSocketDebuggerURL string }
+	if err := json.NewDecoder(resp.Body).Decode(&targets); err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range targets {
+		if tg.Type == "page" {
+			ws, err := websocket.Dial(tg.WebSocketDebuggerURL, "", "http://127.0.0.1/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { ws.Close() })
+			return &browser{t: t, ws: ws}
+		}
+	}
+	t.Fatalf("chromium has no page: %+v", targets)
+	return nil
+}
+
+// call sends one DevTools command and returns its result.
+func (b *browser) call(method string, params any) json.RawMessage {
+	b.t.Helper()
+	b.next++
+	id := b.next
+	_ = b.ws.SetDeadline(time.Now().Add(20 * time.Second))
+	if err := websocket.JSON.Send(b.ws, map[string]any{"id": id, "method": method, "params": params}); err != nil {
+		b.t.Fatalf("%s: %v", method, err)
+	}
+	for {
+		var msg struct {
+			ID     int
+			Result json.RawMessage
+			Error  *struct{ Message string }
+		}
+		if err := websocket.JSON.Receive(b.ws, &msg); err != nil {
+			b.t.Fatalf("%s: %v", method, err)
+		}
+		if msg.ID != id {
+			continue // an event
+		}
+		if msg.Error != nil {
+			b.t.Fatalf("%s: %s", method, msg.Error.Message)
+		}
+		return msg.Result
+	}
+}
+
+// eval returns the value of a JavaScript expression in the page, as JSON.
+func (b *browser) eval(expr string) string {
+	b.t.Helper()
+	var r struct {
+		Result struct {
+			Value json.RawMessage
+		}
+		ExceptionDetails *struct{ Text string }
+	}
+	if err := json.Unmarshal(b.call("Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true}), &r); err != nil {
+		b.t.Fatal(err)
+	}
+	if r.ExceptionDetails != nil {
+		b.t.Fatalf("%s: %s", expr, r.ExceptionDetails.Text)
+	}
+	return string(r.Result.Value)
+}
+
+// text is the text of the element with id ("" when there is none).
+func (b *browser) text(id string) string {
+	b.t.Helper()
+	var s string
+	_ = json.Unmarshal([]byte(b.eval(fmt.Sprintf(`(document.getElementById(%q) || {}).textContent || ""`, id))), &s)
+	return s
+}
+
+// number is the number the element with id shows, waiting up to 10s for
+// one.
+func (b *browser) number(id string) int64 {
+	b.t.Helper()
+	for range 200 {
+		if n, err := strconv.ParseInt(strings.ReplaceAll(b.text(id), ",", ""), 10, 64); err == nil {
+			return n
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.t.Fatalf("element %s shows no number: %q", id, b.text(id))
+	return 0
+}
+
+// waitText waits up to 10s for the element with id to show want.
+func (b *browser) waitText(id, want string) {
+	b.t.Helper()
+	for range 200 {
+		if b.text(id) == want {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.t.Errorf("element %s shows %q; want %q", id, b.text(id), want)
+}
+
+// TestPageInChromium: headless Chromium loads the dashboard once during a
+// real run; the page's own polling makes its figures grow, draws the
+// charts and lists the endpoints, loading nothing from elsewhere; when
+// the run ends the same page turns to done and links to the HTML report.
+func TestPageInChromium(t *testing.T) {
+	b := openBrowser(t)
 	target := newApp(t, 2*time.Millisecond)
 	d := New(Config{Addr: "127.0.0.1:0", Window: 250 * time.Millisecond})
 	defer d.Close()
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
 	errc := make(chan error, 1)
-	start := make(chan struct{})
 	go func() {
-		_, err := session.Run(ctx, session.RunConfig{
+		_, err := session.Run(context.Background(), session.RunConfig{
 			Config: session.Config{Inbound: inbound(), Observer: d},
 			Side:   session.SideConfig{Name: "run", URL: target.URL, RunPath: filepath.Join(t.TempDir(), "run.db")},
-			Plan:   replayer.LoadPlan{VUs: 2, Duration: 8 * time.Second},
-			Ready:  func(string) { close(start) },
+			Plan:   replayer.LoadPlan{VUs: 2, Duration: 5 * time.Second},
 		})
 		errc <- err
 	}()
-	<-start
 	url := waitURL(t, d)
-	waitFor(t, url, "load requests", func(f Feed) bool { return len(f.Sides) == 1 && f.Sides[0].Totals.Requests > 0 })
-
-	first := dumpDOM(t, url, 1500*time.Millisecond)
-	if s := text(first, "state"); s != "running" {
-		t.Errorf("state on the page = %q; want running\n%.3000s", s, first)
+	b.call("Page.navigate", map[string]any{"url": url})
+	b.waitText("state", "running")
+	n1 := b.number("v-run-requests")
+	b.eval(`window.sameLoad = true`)
+	time.Sleep(1500 * time.Millisecond)
+	n2 := b.number("v-run-requests")
+	if n1 <= 0 || n2 <= n1 || b.eval(`window.sameLoad === true`) != "true" {
+		t.Errorf("requests on one load of the page: %d, then %d; want them growing", n1, n2)
 	}
-	if now := text(first, "now"); !strings.Contains(now, "run · load") {
+	if now := b.text("now"); !strings.Contains(now, "run · load") {
 		t.Errorf("the page says %q; want the side and phase, run · load", now)
 	}
-	n1 := number(t, first, "v-run-requests")
-	second := dumpDOM(t, url, 1500*time.Millisecond)
-	n2 := number(t, second, "v-run-requests")
-	if n1 <= 0 || n2 <= n1 {
-		t.Errorf("requests on the page: %d, then %d; want them growing", n1, n2)
+	if p95 := b.text("v-run-p95"); p95 == "" || p95 == "–" {
+		t.Errorf("p95 on the page = %q; want a figure", p95)
 	}
-	for _, want := range []string{`data-endpoint="GET /orders"`, `data-endpoint="GET /orders/{id}"`} {
-		if !strings.Contains(second, want) {
-			t.Errorf("the endpoints table has no row %s", want)
-		}
+	if rows := b.eval(`JSON.stringify([...document.querySelectorAll("#endpoints tbody tr")].map(r => r.dataset.endpoint))`); rows != `"[\"GET /orders\",\"GET /orders/{id}\"]"` {
+		t.Errorf("endpoint rows %s; want GET /orders and GET /orders/{id}", rows)
 	}
 	for _, id := range []string{"c-latency", "c-rate", "c-endpoint"} {
-		svg := regexp.MustCompile(`(?s)<svg id="` + id + `".*?</svg>`).FindString(second)
-		if strings.Count(svg, "<path") == 0 || strings.Count(svg, "<circle") < 2 {
-			t.Errorf("chart %s draws no line:\n%.600s", id, svg)
+		if n := b.eval(fmt.Sprintf(`document.querySelectorAll("#%s path").length`, id)); n == "0" {
+			t.Errorf("chart %s draws no line", id)
 		}
 	}
-	if p95 := text(second, "v-run-p95"); p95 == "" || p95 == "–" {
-		t.Errorf("p95 on the page = %q; want a figure", p95)
+	if res := b.eval(`JSON.stringify(performance.getEntriesByType("resource").map(e => e.name).filter(n => !n.startsWith(location.origin)))`); res != `"[]"` {
+		t.Errorf("the page loaded resources from elsewhere: %s", res)
 	}
 
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
-	last := dumpDOM(t, url, 500*time.Millisecond)
-	if s := text(last, "state"); s != "done" {
-		t.Errorf("state on the page after the run = %q; want done", s)
+	b.waitText("state", "done")
+	b.waitText("verdict", "passed")
+	if href := b.eval(`document.getElementById("report-link").href`); href != strconv.Quote(url+"report") {
+		t.Errorf("report link %s; want %s", href, url+"report")
 	}
-	if !regexp.MustCompile(`<a href="/report" id="report-link"[^>]*>Open the HTML report</a>`).MatchString(last) {
-		t.Errorf("the page after the run does not link to the report:\n%.3000s", last)
-	}
-	if v := text(last, "verdict"); v != "passed" {
-		t.Errorf("verdict on the page = %q; want passed", v)
-	}
-	if n := number(t, last, "v-run-requests"); n != side(t, getFeed(t, url, -1), "run").Totals.Requests {
+	if n := b.number("v-run-requests"); n != side(t, getFeed(t, url, -1), "run").Totals.Requests || b.eval(`window.sameLoad === true`) != "true" {
 		t.Errorf("the page shows %d requests at the end; the feed %d", n, side(t, getFeed(t, url, -1), "run").Totals.Requests)
 	}
 }
