@@ -291,3 +291,71 @@ func TestFeedDuringCompare(t *testing.T) {
 		t.Errorf("/report is not the comparison's HTML report:\n%.300s", body)
 	}
 }
+
+// TestFeedOfAFailedSession: a session that cannot reach its build ends the
+// feed as failed, with the error, and no report.
+func TestFeedOfAFailedSession(t *testing.T) {
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	d := New(Config{Addr: "127.0.0.1:0"})
+	defer d.Close()
+	_, err := session.Run(context.Background(), session.RunConfig{
+		Config: session.Config{Inbound: inbound(), Observer: d, StartTimeout: 300 * time.Millisecond},
+		Side:   session.SideConfig{Name: "run", URL: gone.URL, RunPath: filepath.Join(t.TempDir(), "run.db")},
+		Plan:   replayer.LoadPlan{Iterations: 1},
+	})
+	if err == nil {
+		t.Fatal("a run against a closed port succeeded")
+	}
+	f := getFeed(t, d.URL(), -1)
+	if f.Status.State != "failed" || f.Status.Error != err.Error() || f.Status.Report != "" {
+		t.Errorf("status %+v; want failed with %q and no report", f.Status, err)
+	}
+	get(t, d.URL()+"report", http.StatusNotFound)
+}
+
+// TestLingerEndsWithTheContext: Close keeps a finished dashboard serving
+// for the linger, unless the context given to Start ends first (Ctrl-C).
+func TestLingerEndsWithTheContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	d := New(Config{Addr: "127.0.0.1:0", Linger: time.Minute})
+	if err := d.Start(ctx, session.Watch{Command: "run", Sides: []string{"run"}}); err != nil {
+		t.Fatal(err)
+	}
+	d.Finish(session.Outcome{})
+	closed := make(chan struct{})
+	go func() { d.Close(); close(closed) }()
+	time.Sleep(200 * time.Millisecond)
+	if f := getFeed(t, d.URL(), -1); f.Status.State != "done" {
+		t.Errorf("lingering feed: %+v", f.Status)
+	}
+	select {
+	case <-closed:
+		t.Fatal("Close returned before the linger or the context ended")
+	default:
+	}
+	cancel()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close still lingers after the context ended")
+	}
+	if _, err := http.Get(d.URL()); err == nil {
+		t.Error("the dashboard still answers after Close")
+	}
+}
+
+// BenchmarkFeedAdd measures what the dashboard adds to each result.
+func BenchmarkFeedAdd(b *testing.B) {
+	f := newFeed(time.Now(), time.Second, []string{"a", "b"})
+	eps := []string{"GET /a", "GET /b", "POST /c", "GET /d/{id}"}
+	now := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		k := 0
+		for pb.Next() {
+			k++
+			r := &snapshots.Result{Endpoint: eps[k%4], Phase: "load", Intended: now, Done: now.Add(time.Duration(k%5000) * time.Microsecond), Status: 200}
+			f.add([]string{"a", "b"}[k%2], r)
+		}
+	})
+}
