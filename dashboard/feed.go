@@ -138,10 +138,11 @@ func (s *series) totals() Totals {
 	return t
 }
 
-// since returns the points after window i.
+// since returns the points after window i (an empty list, not nil, when
+// none: the page reads a list).
 func (s *series) since(i int) []Point {
 	k, _ := slices.BinarySearchFunc(s.points, i+1, func(p Point, i int) int { return p.I - i })
-	return slices.Clone(s.points[k:])
+	return append([]Point{}, s.points[k:]...)
 }
 
 func ms(us int64) float64 { return float64(us) / 1000 }

@@ -1,16 +1,19 @@
 package dashboard
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/pflag"
 
+	"github.com/replaykit/replay/session"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -172,5 +175,22 @@ func TestOptions(t *testing.T) {
 		if fs.Parse(bad) == nil {
 			t.Errorf("%v accepted", bad)
 		}
+	}
+}
+
+// TestFeedBeforeAnyResult: before a side has a point (a comparison's
+// candidate waits for its first slice) the feed gives empty lists, never
+// null, which the page would fail to read.
+func TestFeedBeforeAnyResult(t *testing.T) {
+	d := New(Config{Addr: "127.0.0.1:0", Window: time.Minute})
+	if err := d.Start(context.Background(), session.Watch{Command: "compare", Sides: []string{"baseline", "candidate"}}); err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	now := time.Now()
+	d.Result("baseline", &snapshots.Result{Endpoint: "GET /x", Phase: "load", Intended: now, Done: now, Status: 200})
+	body := get(t, d.URL()+"api/feed", http.StatusOK)
+	if strings.Contains(body, "null") || strings.Count(body, `"points":[]`) != 4 {
+		t.Errorf("feed:\n%s\nwant empty point lists for both sides and the endpoint's two sides", body)
 	}
 }

@@ -42,6 +42,7 @@ func (d *Dashboard) handler(local net.Addr) http.Handler {
 		header(w, "text/html; charset=utf-8", pagePolicy)
 		w.Write(page)
 	})
+	mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	mux.HandleFunc("GET /api/feed", d.serveFeed)
 	mux.HandleFunc("GET /report", d.serveReport)
 	return hostCheck(local, mux)
