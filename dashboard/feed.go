@@ -173,8 +173,15 @@ func (a *activity) note(from, now time.Time, final bool) {
 	}
 }
 
-// overlap is how long the load ran between from and to.
-func (a *activity) overlap(from, to time.Time) time.Duration {
+// running is the call in progress as it stands at now: it runs until now,
+// not only until its last progress.
+func (a *activity) running(now time.Time) interval {
+	return interval{a.cur.from, later(a.cur.to, now)}
+}
+
+// overlap is how long the load ran between from and to, as it stands at
+// now.
+func (a *activity) overlap(from, to, now time.Time) time.Duration {
 	var d time.Duration
 	part := func(iv interval) {
 		if lo, hi := later(iv.from, from), earlier(iv.to, to); hi.After(lo) {
@@ -182,7 +189,7 @@ func (a *activity) overlap(from, to time.Time) time.Duration {
 		}
 	}
 	if !a.cur.from.IsZero() {
-		part(a.cur)
+		part(a.running(now))
 	}
 	for k := len(a.done) - 1; k >= 0 && a.done[k].to.After(from); k-- {
 		part(a.done[k])
@@ -190,14 +197,15 @@ func (a *activity) overlap(from, to time.Time) time.Duration {
 	return d
 }
 
-// total is how long the load ran in all.
-func (a *activity) total() time.Duration {
+// total is how long the load ran in all, as it stands at now.
+func (a *activity) total(now time.Time) time.Duration {
 	var d time.Duration
 	for _, iv := range a.done {
 		d += iv.to.Sub(iv.from)
 	}
 	if !a.cur.from.IsZero() {
-		d += a.cur.to.Sub(a.cur.from)
+		iv := a.running(now)
+		d += iv.to.Sub(iv.from)
 	}
 	return d
 }
@@ -230,7 +238,7 @@ type window struct {
 // a window the load barely touched cannot claim a wild rate.
 func (w window) active(i int) time.Duration {
 	from := w.start.Add(time.Duration(i) * w.width)
-	d := w.act.overlap(from, from.Add(w.width))
+	d := w.act.overlap(from, from.Add(w.width), time.Now())
 	if d == 0 {
 		return w.width
 	}
@@ -341,7 +349,7 @@ func (f *feed) read(cur, since int) ([]SideFeed, []EndpointFeed) {
 		s := f.side[name]
 		s.flush(cur, f.layout(name))
 		t := s.totals()
-		if d := f.activity[name].total(); d > 0 {
+		if d := f.activity[name].total(time.Now()); d > 0 {
 			t.Rate = float64(t.Load) / d.Seconds()
 		}
 		sides = append(sides, SideFeed{Name: name, Totals: t, Points: s.since(since)})

@@ -106,6 +106,18 @@ func TestFeedRateOfAnInterleavedSide(t *testing.T) {
 	if diff := cmp.Diff(want, rates); diff != "" {
 		t.Errorf("rates per window (-want +got):\n%s", diff)
 	}
+
+	// A slice still running, told only as it started (at 3.9s): it runs
+	// until now, so it ran 0.1s of window 3.
+	f.progress("a", t0.Add(3900*time.Millisecond), t0.Add(3900*time.Millisecond), false)
+	for k := range 20 {
+		f.add("a", result("GET /x", "load", 3900*time.Millisecond+time.Duration(k)*5*time.Millisecond, time.Millisecond, 200))
+	}
+	f.add("a", result("GET /x", "load", 4100*time.Millisecond, time.Millisecond, 200))
+	sides, _ = f.read(4, 2)
+	if got := sides[0].Points; len(got) != 1 || got[0].I != 3 || !near(got[0].Rate, 200) {
+		t.Errorf("window 3 of a slice still running = %+v; want 20 requests in 0.1s, 200/s", got)
+	}
 }
 
 // TestHostCheck: a loopback dashboard answers requests naming a loopback
