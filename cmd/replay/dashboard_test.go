@@ -221,6 +221,7 @@ func TestDashboardFlags(t *testing.T) {
 	}{
 		{"run bad address", runArgs("--dashboard", "nowhere"), exitUsage, `invalid argument "nowhere" for "--dashboard" flag: want [HOST]:PORT`},
 		{"compare bad address", cmpArgs("--dashboard", "127.0.0.1:99999"), exitUsage, `for "--dashboard" flag: want [HOST]:PORT`},
+		{"offline compare", []string{"compare", "a.run", "b.run", "--dashboard", ":0"}, exitUsage, "compare RUN_A RUN_B: --dashboard applies to a live comparison"},
 		{"negative linger", runArgs("--dashboard", ":0", "--dashboard-linger", "-1s"), exitUsage, `"--dashboard-linger" flag: "-1s": want a duration`},
 		{"run busy port", runArgs("--dashboard", busy.Addr().String()), exitError, "run: dashboard: listen tcp " + busy.Addr().String()},
 		{"compare busy port", cmpArgs("--dashboard", busy.Addr().String()), exitError, "compare: dashboard: listen tcp " + busy.Addr().String()},
