@@ -228,7 +228,8 @@ func TestActionInputs(t *testing.T) {
 // the demo workload under a stand-in runner environment: it builds replay
 // with make, an A/A comparison passes, a candidate with the N+1
 // (APP_SLOW=1) fails the step with verdict=regression and its Markdown in
-// the step summary, the same runs compared offline with
+// the step summary, a miswired candidate fails it with verdict
+// inconclusive and the report in the summary, the same runs compared offline with
 // fail-on-regression false pass with the verdict still regression, and
 // bad inputs fail with verdict=error and the reason in the summary.
 func TestActionEndToEnd(t *testing.T) {
@@ -321,6 +322,25 @@ func TestActionEndToEnd(t *testing.T) {
 		checkJUnit(t, regressed)
 	})
 
+	t.Run("a wiring fault", func(t *testing.T) {
+		// The candidate reaches the database by a name replay does not
+		// rewrite to its SQL counter: the comparison runs, is inconclusive
+		// and replay exits 1; the report still goes to the summary.
+		bypass := strings.Replace(env.dbURL, "127.0.0.1", "localhost", 1)
+		if bypass == env.dbURL {
+			t.Fatalf("database URL %s has no 127.0.0.1", env.dbURL)
+		}
+		in := inputs("APP_SLOW=0", map[string]string{"replay": env.bin, "out": filepath.Join(env.dir, "miswired")})
+		in["args"] += "\n--candidate-env DATABASE_URL=" + bypass
+		r := runAction(t, a, workspace, in)
+		if r.code != exitError || r.outputs["verdict"] != "inconclusive" || r.outputs["exit-code"] != "1" {
+			t.Fatalf("exit %d, outputs %v; want 1 and verdict inconclusive\nlog: %s\nstderr: %s", r.code, r.outputs, r.log, r.stderr)
+		}
+		if !strings.Contains(r.summary, "### Result") || !strings.Contains(r.summary, "Wiring") || !strings.Contains(r.log, "::error title=replay compare::") {
+			t.Errorf("summary %q, log %q; want the report with its Wiring list and an error annotation", r.summary, r.log)
+		}
+	})
+
 	t.Run("offline, fail-on-regression false", func(t *testing.T) {
 		runs := filepath.Join(regressed, "baseline.run") + "\n" + filepath.Join(regressed, "candidate.run") + "\n"
 		out := filepath.Join(env.dir, "offline")
@@ -348,6 +368,8 @@ func TestActionEndToEnd(t *testing.T) {
 			{"one run file", map[string]string{"replay": env.bin, "runs": "a.run"}, exitUsage, "want two run files"},
 			{"no replay binary", map[string]string{"replay": filepath.Join(env.dir, "nothing"), "snapshot": env.snap}, exitUsage, "not an executable file"},
 			{"a flag replay refuses", inputs("APP_SLOW=1", map[string]string{"replay": env.bin, "args": "--vus lots"}), exitUsage, `invalid argument "lots" for "--vus"`},
+			// The reports of the regression above are not this run's.
+			{"a flag refused, out of an earlier run", inputs("APP_SLOW=1", map[string]string{"replay": env.bin, "args": "--vus lots", "out": regressed}), exitUsage, `invalid argument "lots" for "--vus"`},
 			{"a snapshot that is not there", inputs("APP_SLOW=1", map[string]string{"replay": env.bin, "snapshot": "missing.snap"}), exitError, "missing.snap"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
