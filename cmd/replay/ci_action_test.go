@@ -316,6 +316,9 @@ func TestActionEndToEnd(t *testing.T) {
 		if !strings.Contains(r.log, "::error title=replay compare::Regression in GET /orders") {
 			t.Errorf("no error annotation naming the regression in the log:\n%s", r.log)
 		}
+		if !strings.Contains(r.log, "replay compare --snapshot --baseline-cmd") || strings.Contains(r.log, env.dbURL) {
+			t.Errorf("the log names the flags and not their values (they may hold passwords)? %s", r.log)
+		}
 		if strings.Contains(r.stderr, "go build") {
 			t.Errorf("replay was built although the replay input named a binary")
 		}
