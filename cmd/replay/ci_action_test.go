@@ -357,6 +357,12 @@ func TestActionEndToEnd(t *testing.T) {
 		if isFile(filepath.Join(out, "report.html")) || !isFile(filepath.Join(out, "report.xml")) {
 			t.Errorf("formats junit: want report.xml and no report.html in %s", out)
 		}
+		// No formats beyond those the action reads.
+		out = filepath.Join(env.dir, "offline-bare")
+		r = runAction(t, a, workspace, map[string]string{"runs": runs, "replay": env.bin, "out": out, "formats": ""})
+		if r.code != exitRegression || r.outputs["verdict"] != "regression" || r.outputs["junit"] != "" || !isFile(filepath.Join(out, "report.md")) || isFile(filepath.Join(out, "report.xml")) {
+			t.Errorf("formats empty: exit %d, outputs %v; want 99, no junit output, report.md and no report.xml in %s\nstderr: %s", r.code, r.outputs, out, r.stderr)
+		}
 	})
 
 	t.Run("bad inputs", func(t *testing.T) {
