@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -131,6 +132,10 @@ func TestJUnitRules(t *testing.T) {
 				eps[x.Endpoint] = x.Verdict
 			}
 			check(t, b.Bytes(), c.Baseline.Duration+c.Candidate.Duration, eps, r.Goals, earliest(c.Baseline.Info.Started, c.Candidate.Info.Started))
+			// A wiring fault is an error (the figures measure nothing), not a failure.
+			if got := strings.Count(b.String(), `<error message=`); got != len(c.Faults) {
+				t.Errorf("%d <error> cases, want one per wiring fault (%d)", got, len(c.Faults))
+			}
 		})
 	}
 }
