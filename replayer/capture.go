@@ -52,12 +52,12 @@ type sampleSlot struct{ taken atomic.Int32 }
 
 // capture is a Replayer's capture state.
 type capture struct {
-	sink      ResponseSink
-	per       int      // exchanges sampled per endpoint
-	limit     int      // decoded body bytes kept
-	headers   []string // canonical names kept in samples
-	admitted  map[string]int
-	complete  bool // a whole pass was considered: nothing more is admitted
+	sink     ResponseSink
+	per      int      // exchanges sampled per endpoint
+	limit    int      // decoded body bytes kept
+	headers  []string // canonical names kept in samples
+	admitted map[string]int
+	complete bool // a whole pass was considered: nothing more is admitted
 	// slots are the sampled exchanges, by ID; written only by admit, between
 	// phases.
 	slots  map[int64]*sampleSlot

@@ -24,11 +24,11 @@ type requestSeq interface {
 // sliceSeq is a pass held in memory.
 type sliceSeq []*template
 
-func (s sliceSeq) len() int                { return len(s) }
-func (s sliceSeq) at(i int) *template      { return s[i] }
-func (s sliceSeq) id(i int) int64          { return s[i].id }
-func (s sliceSeq) endpoint(i int) string   { return s[i].endpoint }
-func (s sliceSeq) start(i int) time.Time   { return s[i].start }
+func (s sliceSeq) len() int              { return len(s) }
+func (s sliceSeq) at(i int) *template    { return s[i] }
+func (s sliceSeq) id(i int) int64        { return s[i].id }
+func (s sliceSeq) endpoint(i int) string { return s[i].endpoint }
+func (s sliceSeq) start(i int) time.Time { return s[i].start }
 func (s sliceSeq) firsts() (out []int) {
 	seen := map[string]bool{}
 	for i, t := range s {
