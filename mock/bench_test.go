@@ -213,7 +213,7 @@ func BenchmarkMatch(b *testing.B) {
 			u, _ := url.Parse(c.url)
 			for b.Loop() {
 				q := newRequest("POST", "https", "api.test:443", u, "application/json", []byte(c.body))
-				if en, _ := m.match(&q); en == nil {
+				if en, _, _ := m.match(&q); en == nil {
 					m.explain(&q)
 				}
 			}

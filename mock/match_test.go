@@ -68,13 +68,34 @@ func ask(t *testing.T, method, rawURL, body string) request {
 	return newRequest(method, u.Scheme, svc, u, ct, []byte(body))
 }
 
-func newTestMatcher(t *testing.T, exs ...*snapshots.Exchange) *matcher {
+// testMatcher is a matcher whose match returns the answering exchange.
+type testMatcher struct {
+	*matcher
+	byID map[int64]*snapshots.Exchange
+}
+
+// hit is a match: the recorded exchange that answers.
+type hit struct{ ex *snapshots.Exchange }
+
+func (m testMatcher) match(q *request) (*hit, Level) {
+	en, id, level := m.matcher.match(q)
+	if en == nil {
+		return nil, level
+	}
+	return &hit{ex: m.byID[id]}, level
+}
+
+func newTestMatcher(t *testing.T, exs ...*snapshots.Exchange) testMatcher {
 	t.Helper()
 	m, err := newMatcher(exs, newVolatility([]string{"session"}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m
+	tm := testMatcher{matcher: m, byID: map[int64]*snapshots.Exchange{}}
+	for _, e := range exs {
+		tm.byID[e.ID] = e
+	}
+	return tm
 }
 
 func TestMatchLevels(t *testing.T) {

@@ -62,6 +62,12 @@ type Config struct {
 	// Exchanges are the recorded outbound exchanges to answer from (see
 	// Load); inbound ones are ignored.
 	Exchanges []*snapshots.Exchange
+	// Snapshot, when set, is read instead of Exchanges: New indexes its
+	// outbound exchanges (each distinct request once, and an ID per
+	// recorded call), and an answer's response is read from it when given
+	// (the last ResponseCache kept), so that memory stays bounded whatever
+	// the number of recorded calls.
+	Snapshot Recording
 	// Services lists the host:port services to mock; empty means every
 	// recorded service. Each must be recorded.
 	Services []string
@@ -143,6 +149,7 @@ type Server struct {
 	cfg       Config
 	log       *slog.Logger
 	m         *matcher
+	store     *store
 	mocked    map[string]bool
 	resolve   map[string]string
 	proxy     *goproxy.ProxyHttpServer
@@ -187,8 +194,8 @@ func New(cfg Config) (*Server, error) {
 	default:
 		return nil, fmt.Errorf("mock: match level %d: want Exact, Loose or Template", cfg.Match)
 	}
-	vol := newVolatility(append(redactedKeys(cfg.Exchanges), cfg.VolatileKeys...))
-	m, err := newMatcher(cfg.Exchanges, vol, cfg.Rules)
+	st := newStore(cfg)
+	m, err := buildMatcher(context.Background(), st, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("mock: %w", err)
 	}
@@ -197,7 +204,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.CA = nil // a nil *ca.CA in the interface
 	}
 	s := &Server{
-		cfg: cfg, log: cfg.Logger, m: m,
+		cfg: cfg, log: cfg.Logger, m: m, store: st,
 		mocked: map[string]bool{}, resolve: map[string]string{},
 		missByRq: map[string]*MissError{},
 		calls:    newCallTracker(),
@@ -291,9 +298,9 @@ func (s *Server) Close() error {
 
 // lookup matches a request to service; it returns the recorded entry that
 // answers it, or the miss, and the request's endpoint template.
-func (s *Server) lookup(r *http.Request, scheme, service string, body []byte) (*entry, *MissError, string) {
+func (s *Server) lookup(r *http.Request, scheme, service string, body []byte) (*snapshots.Exchange, *MissError, string) {
 	q := newRequest(r.Method, scheme, service, r.URL, r.Header.Get("Content-Type"), body)
-	en, level := s.m.match(&q)
+	en, id, level := s.m.match(&q)
 	if en == nil {
 		me := s.miss(&q)
 		s.m.key(&q, 2) // the endpoint template
@@ -307,8 +314,8 @@ func (s *Server) lookup(r *http.Request, scheme, service string, body []byte) (*
 	case Template:
 		s.template.Add(1)
 	}
-	s.log.Debug("mock answer", "request", q.String(), "level", level.String(), "exchange", en.ex.ID)
-	return en, nil, en.req.endpoint
+	s.log.Debug("mock answer", "request", q.String(), "level", level.String(), "exchange", id)
+	return s.store.get(r.Context(), id), nil, en.req.endpoint
 }
 
 // wait sleeps the recorded duration of e when Timing is recorded; it
@@ -394,11 +401,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scheme, service s
 		s.endCall(c, scheme, service, endpoint, true)
 		missReply(me).write(w)
 	default:
-		if s.wait(r.Context(), en.ex) != nil {
+		if s.wait(r.Context(), en) != nil {
 			return // the client gave up
 		}
 		s.endCall(c, scheme, service, endpoint, false)
-		s.answer(r.Method, en.ex).write(w)
+		s.answer(r.Method, en).write(w)
 	}
 }
 

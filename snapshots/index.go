@@ -77,3 +77,15 @@ func (s *Snapshot) byID(ctx context.Context, ids []int64, q string) ([]*Exchange
 	}
 	return out, nil
 }
+
+// Calls yields the outbound exchanges in recorded order (by start, then
+// ID) without their response header and body (Exchange.ResponseBodySize
+// still says how big the body was): what a mock indexes before it reads
+// the answers it gives with ExchangesByID.
+func (s *Snapshot) Calls(ctx context.Context) iter.Seq2[*Exchange, error] {
+	q := `SELECT id, direction, protocol, service, start_ns, duration_ns,
+	method, url, proto, request_header, request_body, request_body_size,
+	status, NULL, NULL, response_body_size, endpoint, parent_id, trace_id, error
+	FROM exchanges WHERE direction = ? ORDER BY start_ns, id`
+	return queryRows(ctx, s, q, []any{string(Outbound)}, scanExchange)
+}
