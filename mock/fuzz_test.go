@@ -25,7 +25,7 @@ func FuzzRequest(f *testing.F) {
 			Method: "POST", URL: u.String(), RequestBody: []byte(body),
 			RequestHeader: map[string][]string{"Content-Type": {contentType}},
 		}
-		m, err := newMatcher([]*snapshots.Exchange{e}, vol, nil)
+		m, _, err := newMatcher([]*snapshots.Exchange{e}, vol, nil)
 		if err != nil {
 			return // a URL that does not parse back is refused, not a panic
 		}

@@ -50,7 +50,7 @@ func (l Level) String() string {
 // recorded it.
 type entry struct {
 	req     request
-	answers []int64 // the exchanges' IDs, in recorded order
+	answers []int32 // the exchanges' positions in recorded order (store)
 	order   int     // position in recorded order (of its first exchange)
 	next    int     // answers taken so far; guarded by matcher.mu
 }
@@ -71,14 +71,14 @@ type matcher struct {
 	mu sync.Mutex // guards entry.next
 }
 
-func newMatcher(exs []*snapshots.Exchange, vol volatility, rules []snapshots.Rule) (*matcher, error) {
+func newMatcher(exs []*snapshots.Exchange, vol volatility, rules []snapshots.Rule) (*matcher, []int64, error) {
 	ix := newIndexer()
 	for _, e := range byRecordedOrder(exs) {
 		if err := ix.add(e); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return ix.matcher(vol, rules), nil
+	return ix.matcher(vol, rules), ix.calls, nil
 }
 
 // byRecordedOrder returns the non-nil exchanges of exs by start, then by
@@ -105,6 +105,7 @@ func byRecordedOrder(exs []*snapshots.Exchange) []*snapshots.Exchange {
 // call.
 type indexer struct {
 	entries  []*entry
+	calls    []int64 // exchange IDs by position in recorded order
 	byKey    map[string]*entry
 	redacted map[string]bool
 	keys     []string // redacted keys, in order found
@@ -128,9 +129,11 @@ func (ix *indexer) add(e *snapshots.Exchange) error {
 	if e.Proto == "HTTP/2.0" {
 		ix.http2[q.service] = true
 	}
+	pos := int32(len(ix.calls))
+	ix.calls = append(ix.calls, e.ID)
 	k := q.scheme + " " + q.exactKey()
 	if en := ix.byKey[k]; en != nil {
-		en.answers = append(en.answers, e.ID)
+		en.answers = append(en.answers, pos)
 		return nil
 	}
 	for _, rk := range redactedKeys([]*snapshots.Exchange{e}) {
@@ -139,7 +142,7 @@ func (ix *indexer) add(e *snapshots.Exchange) error {
 			ix.keys = append(ix.keys, rk)
 		}
 	}
-	en := &entry{req: q, answers: []int64{e.ID}, order: len(ix.entries)}
+	en := &entry{req: q, answers: []int32{pos}, order: len(ix.entries)}
 	ix.byKey[k] = en
 	ix.entries = append(ix.entries, en)
 	return nil
@@ -185,12 +188,13 @@ func (m *matcher) key(q *request, l int) string {
 	return q.templateKey(m.rules)
 }
 
-// match returns the recorded request that answers q, the ID of the
-// exchange that answers, and the level it matched at, or nil. Within a
+// match returns the recorded request that answers q, the position of the
+// exchange that answers (in recorded order: store), and the level it
+// matched at, or nil. Within a
 // group of equally good candidates the first with an answer not yet used
 // answers, so that the nth identical request gets the nth recorded
 // response; once all are used the last one answers again.
-func (m *matcher) match(q *request) (*entry, int64, Level) {
+func (m *matcher) match(q *request) (*entry, int, Level) {
 	for l := range int(m.loosest) {
 		k := m.key(q, l)
 		if k == "" {
@@ -227,17 +231,17 @@ func (m *matcher) strongest(q *request, group []*entry) []*entry {
 // take returns the first entry of group with an unused answer and that
 // answer, marking it used, or the last one's last answer when all are
 // used.
-func (m *matcher) take(group []*entry) (*entry, int64) {
+func (m *matcher) take(group []*entry) (*entry, int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, en := range group {
 		if en.next < len(en.answers) {
 			en.next++
-			return en, en.answers[en.next-1]
+			return en, int(en.answers[en.next-1])
 		}
 	}
 	en := group[len(group)-1]
-	return en, en.answers[len(en.answers)-1]
+	return en, int(en.answers[len(en.answers)-1])
 }
 
 func routeKey(q *request) string { return q.method + " " + q.service + " " + q.plainPath }

@@ -71,27 +71,28 @@ func ask(t *testing.T, method, rawURL, body string) request {
 // testMatcher is a matcher whose match returns the answering exchange.
 type testMatcher struct {
 	*matcher
-	byID map[int64]*snapshots.Exchange
+	byID  map[int64]*snapshots.Exchange
+	calls []int64
 }
 
 // hit is a match: the recorded exchange that answers.
 type hit struct{ ex *snapshots.Exchange }
 
 func (m testMatcher) match(q *request) (*hit, Level) {
-	en, id, level := m.matcher.match(q)
+	en, pos, level := m.matcher.match(q)
 	if en == nil {
 		return nil, level
 	}
-	return &hit{ex: m.byID[id]}, level
+	return &hit{ex: m.byID[m.calls[pos]]}, level
 }
 
 func newTestMatcher(t *testing.T, exs ...*snapshots.Exchange) testMatcher {
 	t.Helper()
-	m, err := newMatcher(exs, newVolatility([]string{"session"}), nil)
+	m, calls, err := newMatcher(exs, newVolatility([]string{"session"}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tm := testMatcher{matcher: m, byID: map[int64]*snapshots.Exchange{}}
+	tm := testMatcher{matcher: m, byID: map[int64]*snapshots.Exchange{}, calls: calls}
 	for _, e := range exs {
 		tm.byID[e.ID] = e
 	}

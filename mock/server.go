@@ -194,8 +194,8 @@ func New(cfg Config) (*Server, error) {
 	default:
 		return nil, fmt.Errorf("mock: match level %d: want Exact, Loose or Template", cfg.Match)
 	}
-	st := newStore(cfg)
-	m, err := buildMatcher(context.Background(), st, cfg)
+	m, calls, err := buildMatcher(context.Background(), cfg)
+	st := newStore(cfg, calls)
 	if err != nil {
 		return nil, fmt.Errorf("mock: %w", err)
 	}
@@ -300,7 +300,7 @@ func (s *Server) Close() error {
 // answers it, or the miss, and the request's endpoint template.
 func (s *Server) lookup(r *http.Request, scheme, service string, body []byte) (*snapshots.Exchange, *MissError, string) {
 	q := newRequest(r.Method, scheme, service, r.URL, r.Header.Get("Content-Type"), body)
-	en, id, level := s.m.match(&q)
+	en, pos, level := s.m.match(&q)
 	if en == nil {
 		me := s.miss(&q)
 		s.m.key(&q, 2) // the endpoint template
@@ -314,8 +314,9 @@ func (s *Server) lookup(r *http.Request, scheme, service string, body []byte) (*
 	case Template:
 		s.template.Add(1)
 	}
-	s.log.Debug("mock answer", "request", q.String(), "level", level.String(), "exchange", id)
-	return s.store.get(r.Context(), id), nil, en.req.endpoint
+	e := s.store.get(pos)
+	s.log.Debug("mock answer", "request", q.String(), "level", level.String(), "exchange", e.ID)
+	return e, nil, en.req.endpoint
 }
 
 // wait sleeps the recorded duration of e when Timing is recorded; it

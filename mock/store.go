@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"sync"
+	"strings"
 
+	"github.com/replaykit/replay/internal/batchcache"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -15,85 +16,77 @@ type Recording interface {
 	// Calls yields the outbound exchanges in recorded order; their
 	// responses need not be filled in.
 	Calls(ctx context.Context) iter.Seq2[*snapshots.Exchange, error]
-	// ExchangesByID returns the exchanges with the given IDs, whole.
+	// ExchangesByID returns the exchanges with the given IDs, whole, in the
+	// order of ids.
 	ExchangesByID(ctx context.Context, ids []int64) ([]*snapshots.Exchange, error)
+	// CallParents yields the service and parent of every outbound
+	// exchange with a parent.
+	CallParents(ctx context.Context) iter.Seq2[snapshots.CallParent, error]
 }
 
-// ResponseCache is the number of recorded exchanges a mock reading from a
-// Recording keeps in memory: the last ones it answered with.
-const ResponseCache = 1024
+// A mock reading from a Recording reads the answers in batches of
+// ResponseBatch consecutive recorded calls, and keeps ResponseWindow
+// batches: a build replayed in the recorded order makes its calls in about
+// that order, so one read serves many answers.
+const (
+	ResponseBatch  = 128
+	ResponseWindow = 8
+)
 
-// store gives the recorded exchange of an ID: from memory
-// (Config.Exchanges) or read from a Recording, the last ResponseCache kept.
+// store gives the recorded exchange at a position of the recorded order:
+// from memory (Config.Exchanges) or read from a Recording.
 type store struct {
-	mem map[int64]*snapshots.Exchange
-	rec Recording
-
-	mu    sync.Mutex
-	cache map[int64]*snapshots.Exchange
-	ring  []int64 // the cached IDs, the oldest at next
-	next  int
-	reads int64
+	calls   []int64 // exchange IDs, by position in recorded order
+	mem     map[int64]*snapshots.Exchange
+	rec     Recording
+	batches *batchcache.Cache[[]*snapshots.Exchange]
 }
 
-func newStore(cfg Config) *store {
-	if cfg.Snapshot != nil {
-		return &store{rec: cfg.Snapshot, cache: map[int64]*snapshots.Exchange{}}
-	}
-	st := &store{mem: make(map[int64]*snapshots.Exchange, len(cfg.Exchanges))}
-	for _, e := range cfg.Exchanges {
-		if e != nil {
-			st.mem[e.ID] = e
+func newStore(cfg Config, calls []int64) *store {
+	st := &store{calls: calls, rec: cfg.Snapshot}
+	if cfg.Snapshot == nil {
+		st.mem = make(map[int64]*snapshots.Exchange, len(cfg.Exchanges))
+		for _, e := range cfg.Exchanges {
+			if e != nil {
+				st.mem[e.ID] = e
+			}
 		}
+		return st
 	}
+	n := (len(calls) + ResponseBatch - 1) / ResponseBatch
+	st.batches = batchcache.New(n, ResponseWindow, func(b int) ([]*snapshots.Exchange, error) {
+		ids := calls[b*ResponseBatch : min((b+1)*ResponseBatch, len(calls))]
+		exs, err := cfg.Snapshot.ExchangesByID(context.Background(), ids)
+		if err == nil && len(exs) != len(ids) {
+			err = fmt.Errorf("%d of the recorded exchanges %d to %d are missing", len(ids)-len(exs), ids[0], ids[len(ids)-1])
+		}
+		return exs, err
+	})
 	return st
 }
 
-// get returns exchange id; one that cannot be read is an exchange with no
-// status and the error, which the mock answers with a 502 saying it.
-func (st *store) get(ctx context.Context, id int64) *snapshots.Exchange {
+// get returns the exchange at recorded position pos; one that cannot be
+// read is an exchange with no status and the error, which the mock answers
+// with a 502 saying it.
+func (st *store) get(pos int) *snapshots.Exchange {
 	if st.mem != nil {
-		return st.mem[id]
+		return st.mem[st.calls[pos]]
 	}
-	st.mu.Lock()
-	e := st.cache[id]
-	st.mu.Unlock()
-	if e != nil {
-		return e
-	}
-	exs, err := st.rec.ExchangesByID(ctx, []int64{id})
-	if err == nil && len(exs) == 0 {
-		err = fmt.Errorf("no exchange %d", id)
-	}
+	b := pos / ResponseBatch
+	exs, err := st.batches.Get(b)
 	if err != nil {
-		return &snapshots.Exchange{ID: id, Error: "replay mock: read the recorded response: " + err.Error()}
+		return &snapshots.Exchange{ID: st.calls[pos], Error: "replay mock: read the recorded response: " + err.Error()}
 	}
-	e = exs[0]
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.reads++
-	if c := st.cache[id]; c != nil {
-		return c
-	}
-	if len(st.ring) < ResponseCache {
-		st.ring = append(st.ring, id)
-	} else {
-		delete(st.cache, st.ring[st.next])
-		st.ring[st.next] = id
-		st.next = (st.next + 1) % ResponseCache
-	}
-	st.cache[id] = e
-	return e
+	return exs[pos-b*ResponseBatch]
 }
 
-// exchanges yields the recorded exchanges: those in memory, or the
-// Recording's calls.
-func (st *store) exchanges(ctx context.Context, mem []*snapshots.Exchange) iter.Seq2[*snapshots.Exchange, error] {
-	if st.rec != nil {
-		return st.rec.Calls(ctx)
+// exchanges yields the recorded exchanges: mem, or the Recording's calls.
+func exchanges(ctx context.Context, cfg Config) iter.Seq2[*snapshots.Exchange, error] {
+	if cfg.Snapshot != nil {
+		return cfg.Snapshot.Calls(ctx)
 	}
 	return func(yield func(*snapshots.Exchange, error) bool) {
-		for _, e := range mem {
+		for _, e := range byRecordedOrder(cfg.Exchanges) {
 			if !yield(e, nil) {
 				return
 			}
@@ -102,21 +95,45 @@ func (st *store) exchanges(ctx context.Context, mem []*snapshots.Exchange) iter.
 }
 
 // buildMatcher indexes the recorded exchanges of cfg (in memory or read from
-// its Snapshot) for matching.
-func buildMatcher(ctx context.Context, st *store, cfg Config) (*matcher, error) {
+// its Snapshot) for matching, and returns the IDs of the calls by recorded
+// position.
+func buildMatcher(ctx context.Context, cfg Config) (*matcher, []int64, error) {
 	ix := newIndexer()
-	exs := cfg.Exchanges
-	if st.rec == nil {
-		exs = byRecordedOrder(exs)
-	}
-	for e, err := range st.exchanges(ctx, exs) {
+	for e, err := range exchanges(ctx, cfg) {
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := ix.add(e); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	vol := newVolatility(append(ix.keys, cfg.VolatileKeys...))
-	return ix.matcher(vol, cfg.Rules), nil
+	return ix.matcher(vol, cfg.Rules), ix.calls, nil
+}
+
+// RecordedCalls counts the recorded calls to mocked services whose parent
+// (snapshots.Exchange.ParentID) is an inbound exchange parent says; read
+// from the snapshot again with Config.Snapshot.
+func (s *Server) RecordedCalls(ctx context.Context, parent func(id int64) bool) (int64, error) {
+	var n int64
+	count := func(service string, p int64) {
+		if p != 0 && s.mocked[strings.ToLower(service)] && parent(p) {
+			n++
+		}
+	}
+	if s.cfg.Snapshot != nil {
+		for c, err := range s.cfg.Snapshot.CallParents(ctx) {
+			if err != nil {
+				return n, err
+			}
+			count(c.Service, c.Parent)
+		}
+		return n, nil
+	}
+	for _, e := range s.cfg.Exchanges {
+		if e != nil && e.Direction != snapshots.Inbound {
+			count(e.Service, e.ParentID)
+		}
+	}
+	return n, nil
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -167,6 +168,10 @@ type Replayer struct {
 	// running guards against concurrent Run calls.
 	running atomic.Bool
 
+	// ids are the exchange IDs of a sequence in memory, for Replays.
+	ids     map[int64]bool
+	idsOnce sync.Once
+
 	// truncated counts the requests replayed cut, per endpoint.
 	truncated map[string]int64
 
@@ -312,12 +317,13 @@ func (r *Replayer) Replays(id int64) bool {
 	if q, ok := r.seq.(*sourceSeq); ok {
 		return q.src.Contains(id)
 	}
-	for i := range r.seq.len() {
-		if r.seq.id(i) == id {
-			return true
+	r.idsOnce.Do(func() {
+		r.ids = make(map[int64]bool, r.seq.len())
+		for i := range r.seq.len() {
+			r.ids[r.seq.id(i)] = true
 		}
-	}
-	return false
+	})
+	return r.ids[id]
 }
 
 // Position returns how many requests of the sequence Run has taken so far

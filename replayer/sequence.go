@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"slices"
 	"time"
+
+	"github.com/replaykit/replay/internal/batchcache"
 )
 
 // requestSeq is one pass of the recorded requests a Replayer sends, by
@@ -44,13 +46,13 @@ func (s sliceSeq) firsts() (out []int) {
 // target and headers) of the batches around the cursor.
 type sourceSeq struct {
 	src   *Source
-	tmpls *batchCache[[]*template]
+	tmpls *batchcache.Cache[[]*template]
 }
 
 func newSourceSeq(src *Source, target *url.URL, header http.Header) *sourceSeq {
 	q := &sourceSeq{src: src}
-	q.tmpls = newBatchCache(src.batchCount(), func(b int) ([]*template, error) {
-		exs, err := src.batches.get(b)
+	q.tmpls = batchcache.New(src.batchCount(), SourceWindow, func(b int) ([]*template, error) {
+		exs, err := src.batches.Get(b)
 		if err != nil {
 			return nil, err
 		}
@@ -69,7 +71,7 @@ func (q *sourceSeq) len() int { return len(q.src.ids) }
 
 func (q *sourceSeq) at(i int) *template {
 	b := i / SourceBatch
-	ts, err := q.tmpls.get(b)
+	ts, err := q.tmpls.Get(b)
 	if err != nil {
 		return &template{id: q.src.ids[i], endpoint: q.endpoint(i), method: http.MethodGet, readErr: err}
 	}

@@ -6,8 +6,8 @@ import (
 	"iter"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
+
+	"github.com/replaykit/replay/internal/batchcache"
 
 	"github.com/replaykit/replay/snapshots"
 )
@@ -40,7 +40,7 @@ type Source struct {
 	names     []string
 	first     []int // by endpoint: its first position
 	truncated map[string]int64
-	batches   *batchCache[[]*snapshots.Exchange]
+	batches   *batchcache.Cache[[]*snapshots.Exchange]
 }
 
 // NewSource indexes the inbound requests of snap that a Replayer selecting
@@ -90,7 +90,7 @@ func NewSource(ctx context.Context, snap SnapshotReader, endpoints []string) (*S
 	}
 	// Trim what append over-allocated: at 3M requests, tens of MB.
 	s.ids, s.eps, s.starts = slices.Clip(s.ids), slices.Clip(s.eps), slices.Clip(s.starts)
-	s.batches = newBatchCache(s.batchCount(), func(b int) ([]*snapshots.Exchange, error) {
+	s.batches = batchcache.New(s.batchCount(), SourceWindow, func(b int) ([]*snapshots.Exchange, error) {
 		return s.read(ctx, b)
 	})
 	return s, nil
@@ -110,7 +110,7 @@ func (s *Source) Contains(id int64) bool {
 }
 
 // Reads returns the number of batches read from the snapshot so far.
-func (s *Source) Reads() int64 { return s.batches.loads.Load() }
+func (s *Source) Reads() int64 { return s.batches.Loads() }
 
 func (s *Source) batchCount() int { return (len(s.ids) + SourceBatch - 1) / SourceBatch }
 
@@ -125,66 +125,4 @@ func (s *Source) read(ctx context.Context, b int) ([]*snapshots.Exchange, error)
 		return nil, fmt.Errorf("replayer: read requests %d to %d: %d of %d missing from the snapshot", ids[0], ids[len(ids)-1], len(ids)-len(exs), len(ids))
 	}
 	return exs, nil
-}
-
-// batchCache keeps the last SourceWindow batches loaded, loading each once
-// however many goroutines ask for it, and the next one ahead of need.
-type batchCache[T any] struct {
-	n     int // batches in all
-	load  func(b int) (T, error)
-	loads atomic.Int64
-
-	mu    sync.Mutex
-	m     map[int]*batch[T]
-	order []int // in order of loading: the oldest goes first
-}
-
-type batch[T any] struct {
-	ready chan struct{}
-	v     T
-	err   error
-}
-
-func newBatchCache[T any](n int, load func(b int) (T, error)) *batchCache[T] {
-	return &batchCache[T]{n: n, load: load, m: map[int]*batch[T]{}}
-}
-
-// get returns batch b, loading it (and starting to load b+1) if needed.
-func (c *batchCache[T]) get(b int) (T, error) {
-	c.mu.Lock()
-	e := c.m[b]
-	if e == nil {
-		e = c.start(b)
-		if next := (b + 1) % c.n; c.m[next] == nil {
-			c.start(next)
-		}
-	}
-	c.mu.Unlock()
-	<-e.ready
-	return e.v, e.err
-}
-
-// start loads b in the background, forgetting the oldest batch when the
-// window is full (its readers keep their copy); c.mu is held.
-func (c *batchCache[T]) start(b int) *batch[T] {
-	e := &batch[T]{ready: make(chan struct{})}
-	c.m[b] = e
-	c.order = append(c.order, b)
-	for len(c.order) > SourceWindow {
-		delete(c.m, c.order[0])
-		c.order = c.order[1:]
-	}
-	c.loads.Add(1)
-	go func() {
-		e.v, e.err = c.load(b)
-		close(e.ready)
-	}()
-	return e
-}
-
-// len returns the number of batches held now.
-func (c *batchCache[T]) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.m)
 }
