@@ -52,7 +52,6 @@ type entry struct {
 	req     request
 	answers []int32 // the exchanges' positions in recorded order (store)
 	order   int     // position in recorded order (of its first exchange)
-	next    int     // answers taken so far; guarded by matcher.mu
 }
 
 // matcher finds the recorded exchange that answers a request. Safe for
@@ -68,7 +67,22 @@ type matcher struct {
 	levels    [3]map[string][]*entry // Exact, Loose, Template; each group in recorded order
 	http2s    map[string]bool        // services recorded over HTTP/2
 
-	mu sync.Mutex // guards entry.next
+	// taken is one Server's state: a matcher shares everything else with
+	// the other Servers of an Index.
+	taken *taken
+}
+
+// taken counts the answers each entry gave (by entry.order).
+type taken struct {
+	mu   sync.Mutex
+	next []int32
+}
+
+// forServer returns a copy of m with its own answers taken.
+func (m *matcher) forServer() *matcher {
+	c := *m
+	c.taken = &taken{next: make([]int32, len(m.entries))}
+	return &c
 }
 
 func newMatcher(exs []*snapshots.Exchange, vol volatility, rules []snapshots.Rule) (*matcher, []int64, error) {
@@ -78,7 +92,7 @@ func newMatcher(exs []*snapshots.Exchange, vol volatility, rules []snapshots.Rul
 			return nil, nil, err
 		}
 	}
-	return ix.matcher(vol, rules), ix.calls, nil
+	return ix.matcher(vol, rules).forServer(), ix.calls, nil
 }
 
 // byRecordedOrder returns the non-nil exchanges of exs by start, then by
@@ -232,12 +246,13 @@ func (m *matcher) strongest(q *request, group []*entry) []*entry {
 // answer, marking it used, or the last one's last answer when all are
 // used.
 func (m *matcher) take(group []*entry) (*entry, int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	t := m.taken
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	for _, en := range group {
-		if en.next < len(en.answers) {
-			en.next++
-			return en, int(en.answers[en.next-1])
+		if n := t.next[en.order]; int(n) < len(en.answers) {
+			t.next[en.order]++
+			return en, int(en.answers[n])
 		}
 	}
 	en := group[len(group)-1]

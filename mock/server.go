@@ -68,6 +68,9 @@ type Config struct {
 	// (the last ResponseCache kept), so that memory stays bounded whatever
 	// the number of recorded calls.
 	Snapshot Recording
+	// Index, when set, is the index of Exchanges or Snapshot made once
+	// (NewIndex) for several Servers; New then takes it as it is.
+	Index *Index
 	// Services lists the host:port services to mock; empty means every
 	// recorded service. Each must be recorded.
 	Services []string
@@ -194,11 +197,14 @@ func New(cfg Config) (*Server, error) {
 	default:
 		return nil, fmt.Errorf("mock: match level %d: want Exact, Loose or Template", cfg.Match)
 	}
-	m, calls, err := buildMatcher(context.Background(), cfg)
-	st := newStore(cfg, calls)
-	if err != nil {
-		return nil, fmt.Errorf("mock: %w", err)
+	idx := cfg.Index
+	if idx == nil {
+		var err error
+		if idx, err = NewIndex(context.Background(), cfg); err != nil {
+			return nil, err
+		}
 	}
+	m, st := idx.m.forServer(), idx.store
 	m.loosest = cfg.Match
 	if isNil(cfg.CA) {
 		cfg.CA = nil // a nil *ca.CA in the interface

@@ -94,21 +94,29 @@ func exchanges(ctx context.Context, cfg Config) iter.Seq2[*snapshots.Exchange, e
 	}
 }
 
-// buildMatcher indexes the recorded exchanges of cfg (in memory or read from
-// its Snapshot) for matching, and returns the IDs of the calls by recorded
-// position.
-func buildMatcher(ctx context.Context, cfg Config) (*matcher, []int64, error) {
+// Index is the recorded exchanges of a Config indexed for matching: each
+// distinct request once and a position per recorded call (12 bytes), with
+// the answers read from the snapshot as needed. The Servers of a session
+// (one a side) share one: Config.Index.
+type Index struct {
+	m     *matcher
+	store *store
+}
+
+// NewIndex indexes the recorded exchanges of cfg (Exchanges, or read from
+// Snapshot) with its Rules and VolatileKeys.
+func NewIndex(ctx context.Context, cfg Config) (*Index, error) {
 	ix := newIndexer()
 	for e, err := range exchanges(ctx, cfg) {
 		if err != nil {
-			return nil, nil, err
+			return nil, fmt.Errorf("mock: %w", err)
 		}
 		if err := ix.add(e); err != nil {
-			return nil, nil, err
+			return nil, fmt.Errorf("mock: %w", err)
 		}
 	}
 	vol := newVolatility(append(ix.keys, cfg.VolatileKeys...))
-	return ix.matcher(vol, cfg.Rules), ix.calls, nil
+	return &Index{m: ix.matcher(vol, cfg.Rules), store: newStore(cfg, ix.calls)}, nil
 }
 
 // RecordedCalls counts the recorded calls to mocked services whose parent

@@ -24,6 +24,20 @@ type ResponseSink interface {
 	AddResponse(s *snapshots.ResponseSample)
 }
 
+// HashSink takes the answers counted by hash in chunks as they fill
+// (PendingHashes per shard of the count), when the ResponseSink is one too,
+// so that memory stays bounded however many exchanges a run answers;
+// ResponseHashes then returns those not handed over yet. The chunks of one
+// exchange add up (*snapshots.RunWriter sums them on reading), and
+// MaxHashes holds per chunk.
+type HashSink interface {
+	AddResponseHashes(h []snapshots.ResponseHash)
+}
+
+// PendingHashes is the most keys one of the capture's 16 shards counts
+// before it hands them to a HashSink.
+const PendingHashes = 2048
+
 // Defaults of the capture's bounds.
 const (
 	// DefaultSampleExchanges is the number of distinct recorded exchanges
@@ -62,6 +76,7 @@ type capture struct {
 	// phases.
 	slots  map[int64]*sampleSlot
 	shards [16]hashShard
+	hashes HashSink // nil: keep every count until ResponseHashes
 }
 
 type hashKey struct {
@@ -99,6 +114,7 @@ func newCapture(cfg Config) *capture {
 	}
 	cp := &capture{sink: cfg.Responses, per: cfg.SampleExchanges, limit: cfg.SampleBody,
 		admitted: map[string]int{}, slots: map[int64]*sampleSlot{}}
+	cp.hashes, _ = cfg.Responses.(HashSink)
 	if cp.per == 0 {
 		cp.per = DefaultSampleExchanges
 	}
@@ -200,12 +216,17 @@ func (r *Replayer) captured(t *template, res *snapshots.Result, tp *bodyTap, can
 		cp.sink.AddResponse(tp.responseSample(t, res))
 		return
 	}
-	cp.shards[uint64(t.id)%uint64(len(cp.shards))].count(hashKey{id: t.id, status: res.Status, hash: tp.hash.Sum64()}, t.endpoint)
+	sh := &cp.shards[uint64(t.id)%uint64(len(cp.shards))]
+	if full := sh.count(hashKey{id: t.id, status: res.Status, hash: tp.hash.Sum64()}, t.endpoint); full && cp.hashes != nil {
+		if h := sh.drain(); len(h) > 0 {
+			cp.hashes.AddResponseHashes(h)
+		}
+	}
 }
 
 // count counts one answer under k, or under OtherHashes when its exchange
 // and status have MaxHashes distinct hashes already.
-func (sh *hashShard) count(k hashKey, endpoint string) {
+func (sh *hashShard) count(k hashKey, endpoint string) (full bool) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if _, ok := sh.m[k]; !ok {
@@ -220,10 +241,24 @@ func (sh *hashShard) count(k hashKey, endpoint string) {
 	c.n++
 	c.endpoint = endpoint
 	sh.m[k] = c
+	return len(sh.m) >= PendingHashes
+}
+
+// drain returns the counts of sh and forgets them.
+func (sh *hashShard) drain() []snapshots.ResponseHash {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	out := make([]snapshots.ResponseHash, 0, len(sh.m))
+	for k, c := range sh.m {
+		out = append(out, snapshots.ResponseHash{ExchangeID: k.id, Endpoint: c.endpoint, Status: k.status, Hash: k.hash, Count: c.n})
+	}
+	clear(sh.m)
+	clear(sh.distinct)
+	return out
 }
 
 // ResponseHashes returns the answers counted by body hash so far (the
-// answers outside the sample), sorted by exchange, status and hash; nil
+// answers outside the sample; with a HashSink, those not handed over yet), sorted by exchange, status and hash; nil
 // without Config.Responses. Call it between runs, or after the last.
 func (r *Replayer) ResponseHashes() []snapshots.ResponseHash {
 	cp := r.capture

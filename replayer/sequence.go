@@ -82,8 +82,11 @@ func (q *sourceSeq) id(i int) int64        { return q.src.ids[i] }
 func (q *sourceSeq) endpoint(i int) string { return q.src.names[q.src.eps[i]] }
 func (q *sourceSeq) firsts() []int         { return slices.Clone(q.src.first) }
 
+// start returns the recorded start of position i; zero when none was
+// recorded or the starts could not be read (the as-recorded model then
+// says it needs them).
 func (q *sourceSeq) start(i int) time.Time {
-	if ns := q.src.starts[i]; ns != 0 {
+	if ns, err := q.src.start(i); err == nil && ns != 0 {
 		return time.Unix(0, ns).UTC()
 	}
 	return time.Time{}

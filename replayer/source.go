@@ -6,6 +6,7 @@ import (
 	"iter"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/replaykit/replay/internal/batchcache"
 
@@ -33,14 +34,17 @@ const (
 // request: 20 bytes each) and a window of batches around the cursor, never
 // every body. Both sides of a comparison share one. Safe for concurrent use.
 type Source struct {
-	snap      SnapshotReader
-	ids       []int64 // by position: ascending
-	eps       []uint32
-	starts    []int64 // unix ns; 0: none recorded
-	names     []string
-	first     []int // by endpoint: its first position
-	truncated map[string]int64
-	batches   *batchcache.Cache[[]*snapshots.Exchange]
+	snap       SnapshotReader
+	ids        []int64 // by position: ascending
+	eps        []uint32
+	starts     []int64 // unix ns (0: none recorded); read on first need (loadStarts)
+	startsErr  error
+	startsOnce sync.Once
+	ctx        context.Context
+	names      []string
+	first      []int // by endpoint: its first position
+	truncated  map[string]int64
+	batches    *batchcache.Cache[[]*snapshots.Exchange]
 }
 
 // NewSource indexes the inbound requests of snap that a Replayer selecting
@@ -51,7 +55,7 @@ func NewSource(ctx context.Context, snap SnapshotReader, endpoints []string) (*S
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{snap: snap}
+	s := &Source{snap: snap, ctx: ctx}
 	byName := map[string]uint32{}
 	seen := map[string]bool{}
 	for e, err := range snap.Index(ctx, snapshots.Inbound) {
@@ -75,11 +79,7 @@ func NewSource(ctx context.Context, snap SnapshotReader, endpoints []string) (*S
 			}
 			s.truncated[e.Endpoint]++
 		}
-		var ns int64
-		if !e.Start.IsZero() {
-			ns = e.Start.UnixNano()
-		}
-		s.ids, s.eps, s.starts = append(s.ids, e.ID), append(s.eps, ep), append(s.starts, ns)
+		s.ids, s.eps = append(s.ids, e.ID), append(s.eps, ep)
 	}
 	if len(s.ids) == 0 {
 		if len(endpoints) > 0 && len(seen) > 0 {
@@ -89,7 +89,7 @@ func NewSource(ctx context.Context, snap SnapshotReader, endpoints []string) (*S
 		return nil, fmt.Errorf("replayer: %w", ErrNoRequests)
 	}
 	// Trim what append over-allocated: at 3M requests, tens of MB.
-	s.ids, s.eps, s.starts = slices.Clip(s.ids), slices.Clip(s.eps), slices.Clip(s.starts)
+	s.ids, s.eps = slices.Clip(s.ids), slices.Clip(s.eps)
 	s.batches = batchcache.New(s.batchCount(), SourceWindow, func(b int) ([]*snapshots.Exchange, error) {
 		return s.read(ctx, b)
 	})
@@ -111,6 +111,37 @@ func (s *Source) Contains(id int64) bool {
 
 // Reads returns the number of batches read from the snapshot so far.
 func (s *Source) Reads() int64 { return s.batches.Loads() }
+
+// start returns the recorded start of position i in unix ns (0: none),
+// reading every start on first use.
+func (s *Source) start(i int) (int64, error) {
+	s.startsOnce.Do(func() { s.starts, s.startsErr = s.loadStarts() })
+	if s.startsErr != nil {
+		return 0, s.startsErr
+	}
+	return s.starts[i], nil
+}
+
+// loadStarts reads the recorded starts of the source's requests.
+func (s *Source) loadStarts() ([]int64, error) {
+	starts := make([]int64, len(s.ids))
+	i := 0
+	for e, err := range s.snap.Index(s.ctx, snapshots.Inbound) {
+		if err != nil {
+			return nil, err
+		}
+		if i < len(s.ids) && s.ids[i] == e.ID {
+			if !e.Start.IsZero() {
+				starts[i] = e.Start.UnixNano()
+			}
+			i++
+		}
+	}
+	if i < len(s.ids) {
+		return nil, fmt.Errorf("replayer: %d recorded requests went missing from the snapshot", len(s.ids)-i)
+	}
+	return starts, nil
+}
 
 func (s *Source) batchCount() int { return (len(s.ids) + SourceBatch - 1) / SourceBatch }
 

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -166,6 +167,15 @@ func (c *Config) check() error {
 		if cut != nil {
 			return fmt.Errorf("%s: %w", c.Snapshot, &replayer.TruncatedError{Endpoints: cut})
 		}
+	}
+	if c.Mock != nil && c.Mock.Index == nil {
+		// One index for every side's mock: the recorded calls once.
+		idx, err := mock.NewIndex(context.Background(), *c.Mock)
+		if err != nil {
+			return err
+		}
+		m := *c.Mock
+		m.Index, c.Mock = idx, &m
 	}
 	if c.Mock != nil && c.authority == nil {
 		a, err := ca.LoadOrCreate(c.CADir)
