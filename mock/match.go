@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/replaykit/replay/internal/idlist"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -85,14 +86,14 @@ func (m *matcher) forServer() *matcher {
 	return &c
 }
 
-func newMatcher(exs []*snapshots.Exchange, vol volatility, rules []snapshots.Rule) (*matcher, []int64, error) {
+func newMatcher(exs []*snapshots.Exchange, vol volatility, rules []snapshots.Rule) (*matcher, *idlist.List, error) {
 	ix := newIndexer()
 	for _, e := range byRecordedOrder(exs) {
 		if err := ix.add(e); err != nil {
 			return nil, nil, err
 		}
 	}
-	return ix.matcher(vol, rules).forServer(), ix.calls, nil
+	return ix.matcher(vol, rules).forServer(), &ix.calls, nil
 }
 
 // byRecordedOrder returns the non-nil exchanges of exs by start, then by
@@ -119,7 +120,7 @@ func byRecordedOrder(exs []*snapshots.Exchange) []*snapshots.Exchange {
 // call.
 type indexer struct {
 	entries  []*entry
-	calls    []int64 // exchange IDs by position in recorded order
+	calls    idlist.List // exchange IDs by position in recorded order
 	byKey    map[string]*entry
 	redacted map[string]bool
 	keys     []string // redacted keys, in order found
@@ -143,8 +144,8 @@ func (ix *indexer) add(e *snapshots.Exchange) error {
 	if e.Proto == "HTTP/2.0" {
 		ix.http2[q.service] = true
 	}
-	pos := int32(len(ix.calls))
-	ix.calls = append(ix.calls, e.ID)
+	pos := int32(ix.calls.Len())
+	ix.calls.Append(e.ID)
 	k := q.scheme + " " + q.exactKey()
 	if en := ix.byKey[k]; en != nil {
 		en.answers = append(en.answers, pos)

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/replaykit/replay/internal/ca"
+	"github.com/replaykit/replay/internal/idlist"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -72,7 +73,7 @@ func ask(t *testing.T, method, rawURL, body string) request {
 type testMatcher struct {
 	*matcher
 	byID  map[int64]*snapshots.Exchange
-	calls []int64
+	calls *idlist.List
 }
 
 // hit is a match: the recorded exchange that answers.
@@ -83,7 +84,7 @@ func (m testMatcher) match(q *request) (*hit, Level) {
 	if en == nil {
 		return nil, level
 	}
-	return &hit{ex: m.byID[m.calls[pos]]}, level
+	return &hit{ex: m.byID[m.calls.At(pos)]}, level
 }
 
 func newTestMatcher(t *testing.T, exs ...*snapshots.Exchange) testMatcher {

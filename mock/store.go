@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/replaykit/replay/internal/batchcache"
+	"github.com/replaykit/replay/internal/idlist"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -36,13 +37,13 @@ const (
 // store gives the recorded exchange at a position of the recorded order:
 // from memory (Config.Exchanges) or read from a Recording.
 type store struct {
-	calls   []int64 // exchange IDs, by position in recorded order
+	calls   *idlist.List // exchange IDs, by position in recorded order
 	mem     map[int64]*snapshots.Exchange
 	rec     Recording
 	batches *batchcache.Cache[[]*snapshots.Exchange]
 }
 
-func newStore(cfg Config, calls []int64) *store {
+func newStore(cfg Config, calls *idlist.List) *store {
 	st := &store{calls: calls, rec: cfg.Snapshot}
 	if cfg.Snapshot == nil {
 		st.mem = make(map[int64]*snapshots.Exchange, len(cfg.Exchanges))
@@ -53,9 +54,10 @@ func newStore(cfg Config, calls []int64) *store {
 		}
 		return st
 	}
-	n := (len(calls) + ResponseBatch - 1) / ResponseBatch
+	calls.Clip()
+	n := (calls.Len() + ResponseBatch - 1) / ResponseBatch
 	st.batches = batchcache.New(n, ResponseWindow, func(b int) ([]*snapshots.Exchange, error) {
-		ids := calls[b*ResponseBatch : min((b+1)*ResponseBatch, len(calls))]
+		ids := calls.Slice(b*ResponseBatch, min((b+1)*ResponseBatch, calls.Len()))
 		exs, err := cfg.Snapshot.ExchangesByID(context.Background(), ids)
 		if err == nil && len(exs) != len(ids) {
 			err = fmt.Errorf("%d of the recorded exchanges %d to %d are missing", len(ids)-len(exs), ids[0], ids[len(ids)-1])
@@ -70,12 +72,12 @@ func newStore(cfg Config, calls []int64) *store {
 // with a 502 saying it.
 func (st *store) get(pos int) *snapshots.Exchange {
 	if st.mem != nil {
-		return st.mem[st.calls[pos]]
+		return st.mem[st.calls.At(pos)]
 	}
 	b := pos / ResponseBatch
 	exs, err := st.batches.Get(b)
 	if err != nil {
-		return &snapshots.Exchange{ID: st.calls[pos], Error: "replay mock: read the recorded response: " + err.Error()}
+		return &snapshots.Exchange{ID: st.calls.At(pos), Error: "replay mock: read the recorded response: " + err.Error()}
 	}
 	return exs[pos-b*ResponseBatch]
 }
@@ -116,7 +118,7 @@ func NewIndex(ctx context.Context, cfg Config) (*Index, error) {
 		}
 	}
 	vol := newVolatility(append(ix.keys, cfg.VolatileKeys...))
-	return &Index{m: ix.matcher(vol, cfg.Rules), store: newStore(cfg, ix.calls)}, nil
+	return &Index{m: ix.matcher(vol, cfg.Rules), store: newStore(cfg, &ix.calls)}, nil
 }
 
 // RecordedCalls counts the recorded calls to mocked services whose parent

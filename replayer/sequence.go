@@ -67,18 +67,18 @@ func newSourceSeq(src *Source, target *url.URL, header http.Header) *sourceSeq {
 	return q
 }
 
-func (q *sourceSeq) len() int { return len(q.src.ids) }
+func (q *sourceSeq) len() int { return q.src.ids.Len() }
 
 func (q *sourceSeq) at(i int) *template {
 	b := i / SourceBatch
 	ts, err := q.tmpls.Get(b)
 	if err != nil {
-		return &template{id: q.src.ids[i], endpoint: q.endpoint(i), method: http.MethodGet, readErr: err}
+		return &template{id: q.src.ids.At(i), endpoint: q.endpoint(i), method: http.MethodGet, readErr: err}
 	}
 	return ts[i-b*SourceBatch]
 }
 
-func (q *sourceSeq) id(i int) int64        { return q.src.ids[i] }
+func (q *sourceSeq) id(i int) int64        { return q.src.ids.At(i) }
 func (q *sourceSeq) endpoint(i int) string { return q.src.names[q.src.eps[i]] }
 func (q *sourceSeq) firsts() []int         { return slices.Clone(q.src.first) }
 

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/replaykit/replay/internal/batchcache"
+	"github.com/replaykit/replay/internal/idlist"
 
 	"github.com/replaykit/replay/snapshots"
 )
@@ -35,7 +36,7 @@ const (
 // every body. Both sides of a comparison share one. Safe for concurrent use.
 type Source struct {
 	snap       SnapshotReader
-	ids        []int64 // by position: ascending
+	ids        idlist.List // by position: ascending
 	eps        []uint32
 	starts     []int64 // unix ns (0: none recorded); read on first need (loadStarts)
 	startsErr  error
@@ -71,7 +72,7 @@ func NewSource(ctx context.Context, snap SnapshotReader, endpoints []string) (*S
 			ep = uint32(len(s.names))
 			byName[e.Endpoint] = ep
 			s.names = append(s.names, e.Endpoint)
-			s.first = append(s.first, len(s.ids))
+			s.first = append(s.first, s.ids.Len())
 		}
 		if e.Truncated {
 			if s.truncated == nil {
@@ -79,9 +80,10 @@ func NewSource(ctx context.Context, snap SnapshotReader, endpoints []string) (*S
 			}
 			s.truncated[e.Endpoint]++
 		}
-		s.ids, s.eps = append(s.ids, e.ID), append(s.eps, ep)
+		s.ids.Append(e.ID)
+		s.eps = append(s.eps, ep)
 	}
-	if len(s.ids) == 0 {
+	if s.ids.Len() == 0 {
 		if len(endpoints) > 0 && len(seen) > 0 {
 			return nil, fmt.Errorf("replayer: %w: --endpoint %s matches none of %s", ErrNoRequests,
 				strings.Join(endpoints, ", "), strings.Join(sortedKeys(seen), ", "))
@@ -89,7 +91,8 @@ func NewSource(ctx context.Context, snap SnapshotReader, endpoints []string) (*S
 		return nil, fmt.Errorf("replayer: %w", ErrNoRequests)
 	}
 	// Trim what append over-allocated: at 3M requests, tens of MB.
-	s.ids, s.eps = slices.Clip(s.ids), slices.Clip(s.eps)
+	s.ids.Clip()
+	s.eps = slices.Clip(s.eps)
 	s.batches = batchcache.New(s.batchCount(), SourceWindow, func(b int) ([]*snapshots.Exchange, error) {
 		return s.read(ctx, b)
 	})
@@ -97,7 +100,7 @@ func NewSource(ctx context.Context, snap SnapshotReader, endpoints []string) (*S
 }
 
 // Len returns the number of requests in one pass.
-func (s *Source) Len() int { return len(s.ids) }
+func (s *Source) Len() int { return s.ids.Len() }
 
 // Truncated counts, per endpoint, the requests whose body was cut at
 // recording; nil when none was.
@@ -105,8 +108,7 @@ func (s *Source) Truncated() map[string]int64 { return s.truncated }
 
 // Contains reports whether the exchange id is one of the source's requests.
 func (s *Source) Contains(id int64) bool {
-	_, ok := slices.BinarySearch(s.ids, id)
-	return ok
+	return s.ids.Contains(id)
 }
 
 // Reads returns the number of batches read from the snapshot so far.
@@ -124,30 +126,31 @@ func (s *Source) start(i int) (int64, error) {
 
 // loadStarts reads the recorded starts of the source's requests.
 func (s *Source) loadStarts() ([]int64, error) {
-	starts := make([]int64, len(s.ids))
+	n := s.ids.Len()
+	starts := make([]int64, n)
 	i := 0
 	for e, err := range s.snap.Index(s.ctx, snapshots.Inbound) {
 		if err != nil {
 			return nil, err
 		}
-		if i < len(s.ids) && s.ids[i] == e.ID {
+		if i < n && s.ids.At(i) == e.ID {
 			if !e.Start.IsZero() {
 				starts[i] = e.Start.UnixNano()
 			}
 			i++
 		}
 	}
-	if i < len(s.ids) {
-		return nil, fmt.Errorf("replayer: %d recorded requests went missing from the snapshot", len(s.ids)-i)
+	if i < n {
+		return nil, fmt.Errorf("replayer: %d recorded requests went missing from the snapshot", n-i)
 	}
 	return starts, nil
 }
 
-func (s *Source) batchCount() int { return (len(s.ids) + SourceBatch - 1) / SourceBatch }
+func (s *Source) batchCount() int { return (s.ids.Len() + SourceBatch - 1) / SourceBatch }
 
 // read reads batch b from the snapshot.
 func (s *Source) read(ctx context.Context, b int) ([]*snapshots.Exchange, error) {
-	ids := s.ids[b*SourceBatch : min((b+1)*SourceBatch, len(s.ids))]
+	ids := s.ids.Slice(b*SourceBatch, min((b+1)*SourceBatch, s.ids.Len()))
 	exs, err := s.snap.Requests(ctx, ids)
 	if err != nil {
 		return nil, err

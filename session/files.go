@@ -225,6 +225,13 @@ func Load(ctx context.Context, path string, outbound bool) (in, out []*snapshots
 	return in, out, nil
 }
 
+// MemoryLimit is the soft limit on the Go runtime's memory the replay
+// command sets (runtime/debug.SetMemoryLimit; GOMEMLIMIT may set a lower
+// one): a run reads its snapshot as it goes, so what it holds stays far
+// below it, and the limit keeps the garbage collector from letting the heap
+// grow to twice that.
+const MemoryLimit = 128 << 20
+
 // Recording is a snapshot opened to replay in bounded memory: its
 // requests (Config.Source) and what a mock reads (mock.Config.Snapshot),
 // read as needed. Close it after the session.
