@@ -1,0 +1,161 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/replaykit/replay/report"
+)
+
+// exitRegression is replay's exit status for a regression or missed goals:
+// a result, not a failure.
+const exitRegression = 99
+
+// ToolError is a tool call's failure: the child's one-line message and its
+// exit status (2: bad usage, 1: could not run; -1: it did not exit).
+type ToolError struct {
+	Message string
+	Status  int
+}
+
+func (e *ToolError) Error() string { return e.Message }
+
+// output is what a child that ran to the end printed.
+type output struct {
+	stdout []byte
+	// status is 0 or exitRegression.
+	status int
+}
+
+// replay runs the replay binary with args for the tool call req and waits
+// for it. Exit 0 and 99 are results; any other end is a *ToolError. Its
+// progress lines become notifications when req carries a progress token.
+func (s *Server) replay(ctx context.Context, req *mcp.CallToolRequest, args ...string) (*output, error) {
+	cmd := exec.CommandContext(ctx, s.cfg.Replay, args...)
+	cmd.Dir = s.cfg.Dir
+	cmd.Env = append(append(cmd.Environ(), s.cfg.Env...), "REPLAY_PROGRESS=json")
+	// A cancelled call interrupts the child, which stops its builds and
+	// removes its temporary files as on Ctrl-C; it is killed if it lingers.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = s.cfg.StopTimeout
+	var stdout bytes.Buffer
+	stderr := &stderrLines{notify: progressNotifier(ctx, req)}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	err := cmd.Run()
+	stderr.flush()
+	if err == nil {
+		return &output{stdout: stdout.Bytes()}, nil
+	}
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit) && exit.ExitCode() == exitRegression:
+		return &output{stdout: stdout.Bytes(), status: exitRegression}, nil
+	case ctx.Err() != nil:
+		return nil, &ToolError{Message: fmt.Sprintf("replay %s: cancelled", args[0]), Status: -1}
+	case errors.As(err, &exit):
+		msg := stderr.last()
+		if msg == "" {
+			msg = fmt.Sprintf("replay %s: %v", args[0], err)
+		}
+		return nil, &ToolError{Message: msg, Status: exit.ExitCode()}
+	}
+	return nil, &ToolError{Message: fmt.Sprintf("run replay %s: %v", args[0], err), Status: -1}
+}
+
+// stderrLines reads a child's stderr: progress lines go to notify, the
+// others are kept for the message of a failure.
+type stderrLines struct {
+	notify  func(report.ProgressEvent)
+	partial []byte
+	lines   []string // the last few that are no progress
+}
+
+func (s *stderrLines) Write(p []byte) (int, error) {
+	s.partial = append(s.partial, p...)
+	for {
+		i := bytes.IndexByte(s.partial, '\n')
+		if i < 0 {
+			break
+		}
+		s.line(string(s.partial[:i]))
+		s.partial = s.partial[i+1:]
+	}
+	return len(p), nil
+}
+
+func (s *stderrLines) flush() {
+	if len(s.partial) > 0 {
+		s.line(string(s.partial))
+		s.partial = nil
+	}
+}
+
+func (s *stderrLines) line(l string) {
+	l = strings.TrimRight(l, "\r")
+	if strings.HasPrefix(l, "{") {
+		var ev report.ProgressEvent
+		if json.Unmarshal([]byte(l), &ev) == nil && ev.Progress != "" {
+			if s.notify != nil {
+				s.notify(ev)
+			}
+			return
+		}
+	}
+	if strings.TrimSpace(l) == "" {
+		return
+	}
+	if s.lines = append(s.lines, l); len(s.lines) > 20 {
+		s.lines = s.lines[1:]
+	}
+}
+
+// last is the child's last line: the error replay prints as it exits.
+func (s *stderrLines) last() string {
+	if len(s.lines) == 0 {
+		return ""
+	}
+	return s.lines[len(s.lines)-1]
+}
+
+// progressNotifier turns progress lines into notifications for the
+// client's progress token; nil when the call has none. Progress is the
+// call's time so far in seconds (it rises with every notification, as the
+// protocol wants), total the time it should take when the current phase
+// has a known end.
+func progressNotifier(ctx context.Context, req *mcp.CallToolRequest) func(report.ProgressEvent) {
+	if req == nil || req.Params == nil || req.Session == nil {
+		return nil
+	}
+	token := req.Params.GetProgressToken()
+	if token == nil {
+		return nil
+	}
+	start := time.Now()
+	var mu sync.Mutex
+	var last float64
+	return func(ev report.ProgressEvent) {
+		mu.Lock()
+		p := math.Round(time.Since(start).Seconds()*1000) / 1000
+		if p <= last {
+			p = last + 0.001
+		}
+		last = p
+		mu.Unlock()
+		params := &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p, Message: ev.Message}
+		if ev.Remaining > 0 {
+			params.Total = p + ev.Remaining
+		}
+		req.Session.NotifyProgress(ctx, params) // best effort: a client gone is seen by the call itself
+	}
+}
