@@ -78,7 +78,14 @@ func demoFiles(t *testing.T) string {
 // status, stdout and stderr.
 func replayCLI(t *testing.T, args ...string) (int, []byte, string) {
 	t.Helper()
+	return replayCLIIn(t, "", args...)
+}
+
+// replayCLIIn is replayCLI in directory dir.
+func replayCLIIn(t *testing.T, dir string, args ...string) (int, []byte, string) {
+	t.Helper()
 	cmd := exec.Command(replayBin, args...)
+	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -196,6 +196,7 @@ func TestCancel(t *testing.T) {
 	cs := connect(t, context.Background(), mcpserver.Config{Replay: replayBin, Dir: t.TempDir()}, &progress)
 	out := filepath.Join(t.TempDir(), "cancelled-run-"+strings.ReplaceAll(t.Name(), "/", "-")+".run")
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	done := make(chan error, 1)
 	go func() {
 		params := &mcp.CallToolParams{Name: "replay_run", Arguments: mcpserver.RunInput{Snapshot: snap, Out: out, Target: url,
