@@ -244,3 +244,30 @@ func running(arg string) bool {
 	}
 	return false
 }
+
+// TestDemoTool runs the demo through its tool: the comparison it makes is
+// the result (the N+1 in GET /orders), its files are named, and the
+// comparison sends progress.
+func TestDemoTool(t *testing.T) {
+	ctx := context.Background()
+	var progress progressLog
+	cs := connect(t, ctx, mcpserver.Config{Replay: replayBin, Dir: t.TempDir()}, &progress)
+	out := filepath.Join(t.TempDir(), "demo")
+	res := callTool(t, ctx, cs, "replay_demo", mcpserver.DemoInput{Out: out, Duration: "1s", Rounds: 2}, "demo")
+	checkOK(t, "replay_demo", res)
+	checkProgress(t, progress.all(), "demo", "baseline", "candidate")
+	js, err := os.ReadFile(filepath.Join(out, "compare", "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStructured(t, res, js)
+	if sc, _ := res.StructuredContent.(map[string]any); sc["verdict"] != "regression" {
+		t.Errorf("demo verdict %v, want regression", sc["verdict"])
+	}
+	if md := text(t, res, 0); !strings.HasPrefix(md, "### Result") || !strings.Contains(md, "N+1") {
+		t.Errorf("demo text is not the Result block naming the N+1:\n%s", md)
+	}
+	if files := text(t, res, 1); !strings.Contains(files, filepath.Join(out, "demo.snap")) {
+		t.Errorf("demo's files %q do not name its snapshot", files)
+	}
+}
