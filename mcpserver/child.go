@@ -22,26 +22,12 @@ import (
 // a result, not a failure.
 const exitRegression = 99
 
-// ToolError is a tool call's failure: the child's one-line message and its
-// exit status (2: bad usage, 1: could not run; -1: it did not exit).
-type ToolError struct {
-	Message string
-	Status  int
-}
-
-func (e *ToolError) Error() string { return e.Message }
-
-// output is what a child that ran to the end printed.
-type output struct {
-	stdout []byte
-	// status is 0 or exitRegression.
-	status int
-}
-
 // replay runs the replay binary with args for the tool call req and waits
-// for it. Exit 0 and 99 are results; any other end is a *ToolError. Its
+// for it, returning its stdout. Exit 0 and 99 are results; any other end
+// is an error whose text
+// is the child's last line (replay prints its error in one line). Its
 // progress lines become notifications when req carries a progress token.
-func (s *Server) replay(ctx context.Context, req *mcp.CallToolRequest, args ...string) (*output, error) {
+func (s *Server) replay(ctx context.Context, req *mcp.CallToolRequest, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, s.cfg.Replay, args...)
 	cmd.Dir = s.cfg.Dir
 	cmd.Env = append(append(cmd.Environ(), s.cfg.Env...), "REPLAY_PROGRESS=json")
@@ -54,23 +40,20 @@ func (s *Server) replay(ctx context.Context, req *mcp.CallToolRequest, args ...s
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
 	err := cmd.Run()
 	stderr.flush()
-	if err == nil {
-		return &output{stdout: stdout.Bytes()}, nil
-	}
 	var exit *exec.ExitError
 	switch {
-	case errors.As(err, &exit) && exit.ExitCode() == exitRegression:
-		return &output{stdout: stdout.Bytes(), status: exitRegression}, nil
+	case err == nil, errors.As(err, &exit) && exit.ExitCode() == exitRegression:
+		return stdout.Bytes(), nil
 	case ctx.Err() != nil:
-		return nil, &ToolError{Message: fmt.Sprintf("replay %s: cancelled", args[0]), Status: -1}
+		return nil, fmt.Errorf("replay %s: cancelled", args[0])
 	case errors.As(err, &exit):
 		msg := stderr.last()
 		if msg == "" {
 			msg = fmt.Sprintf("replay %s: %v", args[0], err)
 		}
-		return nil, &ToolError{Message: msg, Status: exit.ExitCode()}
+		return nil, errors.New(msg)
 	}
-	return nil, &ToolError{Message: fmt.Sprintf("run replay %s: %v", args[0], err), Status: -1}
+	return nil, fmt.Errorf("run replay %s: %w", args[0], err)
 }
 
 // stderrLines reads a child's stderr: progress lines go to notify, the

@@ -253,7 +253,7 @@ func TestDemoTool(t *testing.T) {
 	var progress progressLog
 	cs := connect(t, ctx, mcpserver.Config{Replay: replayBin, Dir: t.TempDir()}, &progress)
 	out := filepath.Join(t.TempDir(), "demo")
-	res := callTool(t, ctx, cs, "replay_demo", mcpserver.DemoInput{Out: out, Duration: "1s", Rounds: 2}, "demo")
+	res := callTool(t, ctx, cs, "replay_demo", mcpserver.DemoInput{Out: out, Duration: "2s", Rounds: 3}, "demo")
 	checkOK(t, "replay_demo", res)
 	checkProgress(t, progress.all(), "demo", "baseline", "candidate")
 	js, err := os.ReadFile(filepath.Join(out, "compare", "report.json"))

@@ -56,7 +56,7 @@ func (s *Server) inspect(ctx context.Context, req *mcp.CallToolRequest, in Inspe
 	if err != nil {
 		return nil, nil, err
 	}
-	return result(js.stdout, string(text.stdout))
+	return result(js, string(text))
 }
 
 func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput) (*mcp.CallToolResult, any, error) {
@@ -71,7 +71,7 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 	if err != nil {
 		return nil, nil, err
 	}
-	return result(js.stdout, string(md.stdout), "Run file: "+in.Out)
+	return result(js, string(md), "Run file: "+in.Out)
 }
 
 func (s *Server) compare(ctx context.Context, req *mcp.CallToolRequest, in CompareInput) (*mcp.CallToolResult, any, error) {
@@ -88,7 +88,7 @@ func (s *Server) compare(ctx context.Context, req *mcp.CallToolRequest, in Compa
 		if err != nil {
 			return nil, nil, err
 		}
-		return result(js.stdout, string(md.stdout))
+		return result(js, string(md))
 	}
 	dir, made := in.Out, false
 	if dir == "" {
@@ -113,7 +113,7 @@ func (s *Server) compare(ctx context.Context, req *mcp.CallToolRequest, in Compa
 	if err != nil {
 		return nil, nil, fmt.Errorf("compare: %w", err)
 	}
-	return result(js.stdout, string(md), "Run files, build logs and reports: "+dir)
+	return result(js, string(md), "Run files, build logs and reports: "+dir)
 }
 
 func (s *Server) report(ctx context.Context, req *mcp.CallToolRequest, in ReportInput) (*mcp.CallToolResult, any, error) {
@@ -128,7 +128,7 @@ func (s *Server) report(ctx context.Context, req *mcp.CallToolRequest, in Report
 	if err != nil {
 		return nil, nil, err
 	}
-	return result(js.stdout, string(md.stdout))
+	return result(js, string(md))
 }
 
 func (s *Server) demo(ctx context.Context, req *mcp.CallToolRequest, in DemoInput) (*mcp.CallToolResult, any, error) {
@@ -164,6 +164,6 @@ func (s *Server) version(ctx context.Context, req *mcp.CallToolRequest, _ struct
 	if err != nil {
 		return nil, VersionOutput{}, err
 	}
-	v := strings.TrimPrefix(strings.TrimSpace(string(out.stdout)), "replay ")
+	v := strings.TrimPrefix(strings.TrimSpace(string(out)), "replay ")
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "replay " + v}}}, VersionOutput{Version: v}, nil
 }
