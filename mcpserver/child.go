@@ -10,8 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -113,9 +111,9 @@ func (s *stderrLines) last() string {
 
 // progressNotifier turns progress lines into notifications for the
 // client's progress token; nil when the call has none. Progress is the
-// call's time so far in seconds (it rises with every notification, as the
-// protocol wants), total the time it should take when the current phase
-// has a known end.
+// child's time so far in seconds (made to rise with every notification, as
+// the protocol wants), total the time it should take when the current
+// phase has a known end.
 func progressNotifier(ctx context.Context, req *mcp.CallToolRequest) func(report.ProgressEvent) {
 	if req == nil || req.Params == nil || req.Session == nil {
 		return nil
@@ -124,20 +122,13 @@ func progressNotifier(ctx context.Context, req *mcp.CallToolRequest) func(report
 	if token == nil {
 		return nil
 	}
-	start := time.Now()
-	var mu sync.Mutex
 	var last float64
-	return func(ev report.ProgressEvent) {
-		mu.Lock()
-		p := math.Round(time.Since(start).Seconds()*1000) / 1000
-		if p <= last {
-			p = last + 0.001
-		}
+	return func(ev report.ProgressEvent) { // called from one goroutine: the child's stderr
+		p := max(ev.Elapsed, last+0.001)
 		last = p
-		mu.Unlock()
 		params := &mcp.ProgressNotificationParams{ProgressToken: token, Progress: p, Message: ev.Message}
 		if ev.Remaining > 0 {
-			params.Total = p + ev.Remaining
+			params.Total = math.Round((ev.Elapsed+ev.Remaining)*10) / 10
 		}
 		req.Session.NotifyProgress(ctx, params) // best effort: a client gone is seen by the call itself
 	}
