@@ -60,6 +60,13 @@ func New(cfg Config) (*Server, error) {
 		}
 		cfg.Replay = self
 	}
+	if cfg.Dir != "" {
+		dir, err := filepath.Abs(cfg.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("mcp: %w", err)
+		}
+		cfg.Dir = dir
+	}
 	if cfg.Version == "" {
 		cfg.Version = buildinfo.Read().String()
 	}
