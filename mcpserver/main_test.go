@@ -126,6 +126,12 @@ func (p *progressLog) handle(_ context.Context, req *mcp.ProgressNotificationCli
 	p.notes = append(p.notes, req.Params)
 }
 
+func (p *progressLog) reset() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.notes = nil
+}
+
 func (p *progressLog) all() []*mcp.ProgressNotificationParams {
 	p.mu.Lock()
 	defer p.mu.Unlock()

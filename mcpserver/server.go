@@ -93,33 +93,61 @@ func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSessi
 	return s.srv.Connect(ctx, t, nil)
 }
 
-// reportSchema is the output schema of the tools whose structured content
-// is a report's JSON.
-var reportSchema = &jsonschema.Schema{Type: "object",
-	Description: "the JSON the command prints with --format json (replay's JSON contract)"}
+// The output schemas: the keys of replay's JSON contracts that checks
+// outside rely on (DESIGN's CLI contract); the documents hold more.
+var (
+	anyReport     = jsonObject("the JSON the command prints with --format json: a run's or a comparison's report")
+	inspectReport = jsonObject("the JSON of replay inspect --format json", "exchanges", "statements", "endpoints")
+	runReport     = jsonObject("the JSON of replay run --format json", "passed", "requests", "endpoints")
+	compareReport = jsonObject("the JSON of replay compare --format json", "verdict", "passed", "endpoints")
+)
+
+func jsonObject(description string, required ...string) *jsonschema.Schema {
+	s := &jsonschema.Schema{Type: "object", Description: description, Required: required}
+	for _, k := range required {
+		switch k {
+		case "passed":
+			s.Properties = setProperty(s.Properties, k, &jsonschema.Schema{Type: "boolean"})
+		case "verdict":
+			s.Properties = setProperty(s.Properties, k, &jsonschema.Schema{Type: "string",
+				Enum: []any{"regression", "improvement", "unchanged", "inconclusive"}})
+		case "requests", "exchanges", "statements":
+			s.Properties = setProperty(s.Properties, k, &jsonschema.Schema{Type: "integer"})
+		}
+	}
+	return s
+}
+
+func setProperty(m map[string]*jsonschema.Schema, k string, v *jsonschema.Schema) map[string]*jsonschema.Schema {
+	if m == nil {
+		m = map[string]*jsonschema.Schema{}
+	}
+	m[k] = v
+	return m
+}
 
 func (s *Server) addTools() {
 	ro := &mcp.ToolAnnotations{ReadOnlyHint: true}
-	mcp.AddTool(s.srv, &mcp.Tool{Name: "replay_inspect", Title: "Inspect a snapshot", Annotations: ro, OutputSchema: reportSchema,
+	mcp.AddTool(s.srv, &mcp.Tool{Name: "replay_inspect", Title: "Inspect a snapshot", Annotations: ro, OutputSchema: inspectReport,
 		Description: "What a snapshot holds: exchanges per direction, service and endpoint, their counts, status classes, " +
 			"recorded latency and SQL statements per request; the most frequent statements; capture statistics."},
 		s.inspect)
-	mcp.AddTool(s.srv, &mcp.Tool{Name: "replay_run", Title: "Replay a snapshot against one build", OutputSchema: reportSchema,
+	mcp.AddTool(s.srv, &mcp.Tool{Name: "replay_run", Title: "Replay a snapshot against one build", OutputSchema: runReport,
 		Description: "Replays the snapshot's inbound requests against one build (a URL, or a command replay starts) under a load " +
 			"model, with upstreams mocked and SQL counted, writes a run file and reports per endpoint latency, failures, " +
 			"SQL per request and goals. Sends progress notifications when given a progress token."},
 		s.run)
-	mcp.AddTool(s.srv, &mcp.Tool{Name: "replay_compare", Title: "Compare two builds", OutputSchema: reportSchema,
+	mcp.AddTool(s.srv, &mcp.Tool{Name: "replay_compare", Title: "Compare two builds", OutputSchema: compareReport,
 		Description: "Replays the snapshot against a baseline and a candidate build, interleaved, or compares two run files " +
 			"(runs), and says per endpoint what changed and why: p95/p99 with confidence intervals, SQL per request " +
 			"(N+1), upstream calls, answers. Verdict regression|improvement|unchanged|inconclusive; a regression is a " +
 			"result, not an error. Sends progress notifications when given a progress token."},
 		s.compare)
-	mcp.AddTool(s.srv, &mcp.Tool{Name: "replay_report", Title: "Render a run or a comparison again", Annotations: ro, OutputSchema: reportSchema,
+	mcp.AddTool(s.srv, &mcp.Tool{Name: "replay_report", Title: "Render a run or a comparison again", Annotations: ro, OutputSchema: anyReport,
 		Description: "Reads a run file, or a comparison's output directory, again and reports it, optionally with more goals " +
 			"or another sensitivity."},
 		s.report)
-	mcp.AddTool(s.srv, &mcp.Tool{Name: "replay_demo", Title: "Run the demo", OutputSchema: reportSchema,
+	mcp.AddTool(s.srv, &mcp.Tool{Name: "replay_demo", Title: "Run the demo", OutputSchema: compareReport,
 		Description: "Runs the whole flow on the demo workload (a small orders service on a throwaway PostgreSQL): records a " +
 			"snapshot, then compares a build with an N+1 against the good one. Gives the comparison and the files " +
 			"(snapshot, run files) to try the other tools on."},

@@ -74,6 +74,13 @@ func TestTools(t *testing.T) {
 		}
 	}
 
+	if tl := byName["replay_compare"]; tl != nil {
+		s, _ := tl.OutputSchema.(map[string]any)
+		if req, _ := s["required"].([]any); !slices.Contains(req, any("verdict")) {
+			t.Errorf("replay_compare's output schema %v does not require the verdict", s)
+		}
+	}
+
 	t.Run("inspect", func(t *testing.T) {
 		res := callTool(t, ctx, cs, "replay_inspect", mcpserver.InspectInput{Snapshot: snap}, nil)
 		checkOK(t, "replay_inspect", res)
@@ -252,8 +259,20 @@ func TestDemoTool(t *testing.T) {
 	ctx := context.Background()
 	var progress progressLog
 	cs := connect(t, ctx, mcpserver.Config{Replay: replayBin, Dir: t.TempDir()}, &progress)
-	out := filepath.Join(t.TempDir(), "demo")
-	res := callTool(t, ctx, cs, "replay_demo", mcpserver.DemoInput{Out: out, Duration: "2s", Rounds: 3}, "demo")
+	var out string
+	var res *mcp.CallToolResult
+	for try := 1; ; try++ {
+		out = filepath.Join(t.TempDir(), "demo")
+		res = callTool(t, ctx, cs, "replay_demo", mcpserver.DemoInput{Out: out, Duration: "2s", Rounds: 3}, "demo")
+		// On a busy machine another endpoint may regress too in 2s, and
+		// the demo says so (exit 1); once is noise, twice a failure.
+		if try == 1 && res.IsError && strings.Contains(text(t, res, 0), "expected only GET /orders to regress") {
+			t.Logf("demo, try %d: %s", try, text(t, res, 0))
+			progress.reset()
+			continue
+		}
+		break
+	}
 	checkOK(t, "replay_demo", res)
 	checkProgress(t, progress.all(), "demo", "baseline", "candidate")
 	js, err := os.ReadFile(filepath.Join(out, "compare", "report.json"))
