@@ -51,7 +51,8 @@ func Summarize(ctx context.Context, info snapshots.RunInfo, results iter.Seq2[*s
 	if info.Name != "" {
 		op = fmt.Sprintf("summarize run %q", info.Name)
 	}
-	a := &runAcc{opts: opts, endpoints: map[string]*endpointAcc{}, slices: map[int]int64{}, sliceSpans: map[int][2]time.Time{}, allSliced: true, weights: info.ExplainWeights}
+	a := &runAcc{opts: opts, endpoints: map[string]*endpointAcc{}, slices: map[int]int64{}, sliceSpans: map[int][2]time.Time{}, allSliced: true, weights: info.ExplainWeights,
+		series: newSeriesAcc()}
 	a.counted = info.UnattributedSQL.Kept()
 	n := 0
 	for r, err := range results {
@@ -92,6 +93,8 @@ type runAcc struct {
 	spans   []snapshots.SQLSpan
 	// weights are the run's explain weights (RunInfo.ExplainWeights).
 	weights map[int64]float64
+	// series is the whole run's latency over time (Overall.Series).
+	series seriesAcc
 }
 
 func (a *runAcc) add(r *snapshots.Result) {
@@ -133,7 +136,7 @@ func (a *runAcc) add(r *snapshots.Result) {
 	} else {
 		a.allSliced = false
 	}
-	e.addLoad(r)
+	a.series.add(r, start, e.addLoad(r))
 	if a.counted {
 		e.loadAll.add(r.SQL, 1)
 		if !r.Sent.IsZero() && !r.Done.IsZero() {
@@ -199,6 +202,7 @@ func (a *runAcc) summary(info snapshots.RunInfo) *Summary {
 	var allLat, allSvc []int64
 	for _, e := range accs {
 		es := e.summary(s.Duration)
+		es.Series = e.series.series(s.Sliced)
 		s.Endpoints = append(s.Endpoints, es)
 		overall.merge(e)
 		if e.sample.complete() {
@@ -211,6 +215,7 @@ func (a *runAcc) summary(info snapshots.RunInfo) *Summary {
 		}
 	}
 	s.Overall = overall.summary(s.Duration)
+	s.Overall.Series = a.series.series(s.Sliced)
 	if allComplete {
 		s.Overall.Latency = exactStats(allLat)
 		s.Overall.ServiceTime = exactStats(allSvc)
@@ -234,6 +239,7 @@ type endpointAcc struct {
 	loadSQL, explainSQL            sqlAcc
 	loadAll                        sqlAcc // every load result, when the counter kept the rest
 	upstream                       upstreamPhases
+	series                         seriesAcc
 }
 
 func newEndpointAcc(name string, opts SummarizeOptions) *endpointAcc {
@@ -245,6 +251,7 @@ func newEndpointAcc(name string, opts SummarizeOptions) *endpointAcc {
 		svc:      newLatAcc(),
 		sample:   newSample(opts.SampleSize, opts.Seed, h.Sum64()),
 		failures: map[FailureCount]int64{},
+		series:   newSeriesAcc(),
 	}
 }
 
@@ -259,7 +266,9 @@ func (e *endpointAcc) addExplain(r *snapshots.Result, w float64) {
 	e.upstream.add(r, w)
 }
 
-func (e *endpointAcc) addLoad(r *snapshots.Result) {
+// addLoad counts a load result; it returns its latency in µs, -1 when it
+// has none.
+func (e *endpointAcc) addLoad(r *snapshots.Result) int64 {
 	e.requests++
 	e.statuses[statusClass(r.Status)]++ // an array: no map access per result
 	if r.Failed() {
@@ -270,9 +279,6 @@ func (e *endpointAcc) addLoad(r *snapshots.Result) {
 		e.loadSQL.add(r.SQL, 1)
 	}
 	e.upstream.add(r, 1)
-	if r.Done.IsZero() {
-		return
-	}
 	sent := r.Sent
 	intended := r.Intended
 	if intended.IsZero() {
@@ -281,10 +287,12 @@ func (e *endpointAcc) addLoad(r *snapshots.Result) {
 	if sent.IsZero() {
 		sent = intended
 	}
-	if intended.IsZero() {
-		return
+	if r.Done.IsZero() || intended.IsZero() {
+		e.series.add(r, intended, -1)
+		return -1
 	}
 	lat := max(r.Done.Sub(intended).Microseconds(), 0)
+	e.series.add(r, intended, lat)
 	svc := max(r.Done.Sub(sent).Microseconds(), 0)
 	e.lat.add(lat)
 	e.svc.add(svc)
@@ -293,6 +301,7 @@ func (e *endpointAcc) addLoad(r *snapshots.Result) {
 		slice = int32(min(r.Slice, 1<<30))
 	}
 	e.sample.add(sampleItem{lat: lat, svc: svc, slice: slice})
+	return lat
 }
 
 func (e *endpointAcc) addFailure(r *snapshots.Result) {
@@ -359,6 +368,7 @@ func (e *endpointAcc) summary(span time.Duration) *EndpointSummary {
 		LoadSQL:         e.loadSQL.stats(SQLSourceLoad),
 		ExplainSQL:      e.explainSQL.stats(SQLSourceExplain),
 		Upstream:        e.upstream.stats(),
+		Histogram:       histogramOf(e.lat.h),
 		sample:          e.sample,
 	}
 	for i, n := range e.statuses {
