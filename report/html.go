@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"strings"
 	"math"
+	"strings"
 
 	"github.com/replaykit/replay/analyzer"
 )
