@@ -21,7 +21,7 @@ table{border-collapse:collapse;width:100%;margin:.5em 0}
 th,td{padding:.35em .6em;border-bottom:1px solid #d1d9e0;text-align:left;vertical-align:top}
 th{background:#f6f8fa}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;background:#f6f8fa;padding:.1em .3em;border-radius:4px}
-.bar{height:.55em;border-radius:3px;margin-top:2px}.b{background:#8c959f}.c{background:#0969da}
+.bar{height:.55em;border-radius:3px;margin-top:2px}.b{background:#e36209}.c{background:#0969da}
 .regression{color:#cf222e;font-weight:600}.improvement{color:#1a7f37;font-weight:600}.inconclusive{color:#9a6700}.unchanged{color:#59636e}
 .pass{color:#1a7f37;font-weight:600}.fail{color:#cf222e;font-weight:600}
 ul{padding-left:1.3em}small{color:#59636e}
@@ -61,7 +61,7 @@ const comparisonHTML = `<!DOCTYPE html>
 <td class="n">{{.Requests}}</td><td class="n">{{.P95}}</td><td class="n">{{.P99}}</td><td class="n">{{.Change}}</td><td class="n">{{.SQL}}</td><td class="{{.Verdict}}">{{.Verdict}}</td></tr>
 <tr><td colspan="7"><small>{{code .Explanation}}</small></td></tr>
 {{end}}</table>
-<small>Bars: p95 of the baseline (grey) and the candidate (blue). {{.Method}}</small>
+<small>Bars: p95 of the baseline (orange) and the candidate (blue). {{.Method}}</small>
 {{template "charts" .}}
 {{if .SQL}}<h2>SQL statements per request that changed</h2>
 <table><tr><th>Endpoint</th><th>Statement</th><th class="n">Baseline</th><th class="n">Candidate</th></tr>

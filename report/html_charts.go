@@ -71,7 +71,7 @@ func comparisonCharts(c *analyzer.Comparison) htmlCharts {
 				rows = append(rows, barRow{label: c.StatementName(f.Fingerprint), tip: f.Fingerprint,
 					values: []float64{f.BaselinePerRequest, f.CandidatePerRequest}})
 			}
-			d.SQL = barsSVG("sql", "SQL statements per request by statement", "statements per request",
+			d.SQL = barsSVG("sql", "SQL statements per request by statement", e.Endpoint+": SQL statements per request", "statements per request",
 				[]distSide{{name: "baseline", color: colorBase}, {name: "candidate", color: colorCand}}, rows)
 		}
 		ch.Detail = append(ch.Detail, d)
@@ -86,7 +86,7 @@ func comparisonCharts(c *analyzer.Comparison) htmlCharts {
 		ch.FailureReasons = append(ch.FailureReasons, failureReasons(e.Endpoint, "candidate", e.Candidate)...)
 	}
 	if len(rows) > 0 {
-		ch.Failures = barsSVG("failures", "Failed requests per endpoint", "% of the endpoint's load requests that failed",
+		ch.Failures = barsSVG("failures", "Failed requests per endpoint", "Failed requests per endpoint", "% of the endpoint's load requests that failed",
 			[]distSide{{name: "baseline", color: colorBase}, {name: "candidate", color: colorCand}}, rows)
 	}
 	return ch
@@ -126,12 +126,12 @@ func runCharts(s *analyzer.Summary) htmlCharts {
 			for _, x := range f[:min(len(f), maxChartStatements)] {
 				rows = append(rows, barRow{label: names[x.Fingerprint], tip: x.Fingerprint, values: []float64{x.PerRequest}})
 			}
-			d.SQL = barsSVG("sql", "SQL statements per request by statement", "statements per request", side, rows)
+			d.SQL = barsSVG("sql", "SQL statements per request by statement", e.Endpoint+": SQL statements per request", "statements per request", side, rows)
 		}
 		ch.Detail = append(ch.Detail, d)
 	}
 	if len(fails) > 0 {
-		ch.Failures = barsSVG("failures", "Failed requests per endpoint", "% of the endpoint's load requests that failed", side, fails)
+		ch.Failures = barsSVG("failures", "Failed requests per endpoint", "Failed requests per endpoint", "% of the endpoint's load requests that failed", side, fails)
 	}
 	return ch
 }

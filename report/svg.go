@@ -10,10 +10,10 @@ import (
 )
 
 // The HTML report's charts are inline SVG written here: no script, no
-// external asset. Colours: the baseline grey, the candidate (or a run's
+// external asset. Colours: the baseline orange, the candidate (or a run's
 // one build) blue, failures red.
 const (
-	colorBase = "#6e7781"
+	colorBase = "#e36209"
 	colorCand = "#0969da"
 	colorFail = "#cf222e"
 	colorGrid = "#d1d9e0"
@@ -154,6 +154,7 @@ type plot struct {
 
 // axes draws the grid lines and labels of both axes, with their titles.
 func (p plot) axes(s *svgDoc, xticks, yticks []float64, xtitle, ytitle string) {
+	p.area(s)
 	for _, v := range yticks {
 		y := p.y.at(v)
 		s.line(p.left, y, p.right, y, `stroke="`+colorGrid+`"`)
@@ -168,6 +169,11 @@ func (p plot) axes(s *svgDoc, xticks, yticks []float64, xtitle, ytitle string) {
 	s.line(p.left, p.top, p.left, p.bottom, `stroke="#59636e"`)
 	s.text((p.left+p.right)/2, p.bottom+27, "middle", `class="axis"`, xtitle)
 	s.raw(`<text transform="translate(11 %s) rotate(-90)" text-anchor="middle" class="axis">%s</text>`, f1((p.top+p.bottom)/2), html.EscapeString(ytitle))
+}
+
+// area marks the drawing area (invisible), for tests that look at it.
+func (p plot) area(s *svgDoc) {
+	s.rect(p.left, p.top, p.right-p.left, p.bottom-p.top, `class="area" fill="none"`)
 }
 
 // legendKey is one key of a legend: a label and its colour; a line key

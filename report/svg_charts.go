@@ -327,7 +327,8 @@ type barRow struct {
 
 // barsSVG draws horizontal bars, one per side in each row, against a
 // shared linear axis titled unit.
-func barsSVG(class, title, unit string, sides []distSide, rows []barRow) template.HTML {
+// label names the chart for screen readers (and tests).
+func barsSVG(class, title, label, unit string, sides []distSide, rows []barRow) template.HTML {
 	const labelW, rowGap, barH = 250, 8, 9
 	vmax := 0.0
 	for _, r := range rows {
@@ -342,7 +343,7 @@ func barsSVG(class, title, unit string, sides []distSide, rows []barRow) templat
 	p := plot{left: labelW + 8, top: 38, right: chartWide - 120}
 	p.bottom = p.top + rowH*float64(len(rows)) + 4
 	p.x = scale{lo: 0, hi: xtop, p0: p.left, p1: p.right}
-	s := newSVG(chartWide, p.bottom+34, class, title)
+	s := newSVG(chartWide, p.bottom+34, class, label)
 	s.text(0, 13, "start", `class="ctitle"`, title)
 	var keys []legendKey
 	for _, sd := range sides {
@@ -356,6 +357,7 @@ func barsSVG(class, title, unit string, sides []distSide, rows []barRow) templat
 	}
 	s.line(p.left, p.top, p.left, p.bottom, `stroke="#59636e"`)
 	s.text((p.left+p.right)/2, p.bottom+27, "middle", `class="axis"`, unit)
+	p.area(s)
 	for i, r := range rows {
 		y := p.top + 4 + rowH*float64(i)
 		s.raw(`<g><title>%s</title>`, template.HTMLEscapeString(r.tip))
