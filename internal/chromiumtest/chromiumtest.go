@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,6 +104,8 @@ func Shot(t testing.TB, file string, width int, selector string) (image.Image, [
 	if err != nil {
 		t.Fatalf("screenshot is not a PNG: %v", err)
 	}
+	// REPLAY_SCREENSHOT_DIR keeps the screenshots (and CheckCharts the
+	// pages), for a person to look at.
 	if dir := os.Getenv("REPLAY_SCREENSHOT_DIR"); dir != "" {
 		name := filepath.Join(dir, filepath.Base(file)+".png")
 		if err := os.WriteFile(name, buf, 0o644); err == nil {
@@ -139,3 +142,55 @@ func Orange(r, g, b uint8) bool { return r > 180 && int(r) > int(g)+30 && int(g)
 
 // Red is the failures' colour (#cf222e).
 func Red(r, g, b uint8) bool { return r > 150 && g < 90 && b < 90 }
+
+// CheckCharts screenshots replay's HTML report in file and checks that
+// it has at least minCharts charts, each laid out on the page and not
+// blank: within its drawing area (legends and labels left out), ink over
+// 1% of it and the data colours of each side (blue; with two sides,
+// orange too): distributions fill their bins, series draw their slices,
+// bar charts their bars. The page is shown with the distributions'
+// quantile markers and interval hidden, so that only the bins count
+// there.
+func CheckCharts(t *testing.T, file string, sides, minCharts int) {
+	t.Helper()
+	page, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir := os.Getenv("REPLAY_SCREENSHOT_DIR"); dir != "" {
+		_ = os.WriteFile(filepath.Join(dir, filepath.Base(file)), page, 0o644) // to look at
+	}
+	binsOnly := strings.TrimSuffix(file, ".html") + "-bins.html"
+	page = bytes.Replace(page, []byte("</head>"), []byte("<style>svg.chart .q,svg.chart .ci{display:none}</style></head>"), 1)
+	if err := os.WriteFile(binsOnly, page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img, boxes := Shot(t, binsOnly, 1150, "svg.chart .area")
+	if len(boxes) < minCharts {
+		t.Fatalf("%d charts on the page, want at least %d", len(boxes), minCharts)
+	}
+	for _, b := range boxes {
+		r := b.Rect()
+		if r.Dx() < 300 || r.Dy() < 20 || !r.In(img.Bounds()) {
+			t.Errorf("%s (%s): drawing area %v on a page of %v", b.Label, b.Class, r, img.Bounds())
+			continue
+		}
+		ink := Count(img, r, Ink)
+		blue := Count(img, r, Blue)
+		orange := Count(img, r, Orange)
+		area := r.Dx() * r.Dy()
+		want := 20 // bars: thin, and a zero is a 1-pixel sliver
+		switch {
+		case strings.Contains(b.Class, "dist"):
+			want = 500
+		case strings.Contains(b.Class, "series"):
+			want = 100
+		}
+		if ink*100 < area || blue < want || (sides == 2 && orange < want) {
+			t.Errorf("%s (%s): %d ink pixels of %d, %d blue, %d orange; want 1%% ink and %d of each side's colour",
+				b.Label, b.Class, ink, area, blue, orange, want)
+		} else {
+			t.Logf("%s (%s): %d ink pixels of %d, %d blue, %d orange", b.Label, b.Class, ink, area, blue, orange)
+		}
+	}
+}
