@@ -47,8 +47,14 @@ const chartsLegend = "Distributions: the share of the load's requests per latenc
 func comparisonCharts(c *analyzer.Comparison) htmlCharts {
 	ch := htmlCharts{Legend: fmt.Sprintf(chartsLegend, " (dashed: baseline)") + " Shaded: where the candidate's p95 lies by the change's " +
 		analyzer.FormatCount(100*c.Options.Confidence) + "% interval (the baseline's p95 times the interval of the ratio)."}
-	ch.Timeline = seriesSVG("All endpoints", []seriesSide{
-		{"baseline", colorBase, c.Baseline.Overall.Series}, {"candidate", colorCand, c.Candidate.Overall.Series}}, chartWide)
+	aside := [2]map[int]bool{{}, {}}
+	for _, a := range c.SetAside {
+		aside[min(sideIndex(a.Side), 1)][a.Slice] = true
+	}
+	timeline := func(b, k []analyzer.SeriesPoint) []seriesSide {
+		return []seriesSide{{"baseline", colorBase, b, aside[0]}, {"candidate", colorCand, k, aside[1]}}
+	}
+	ch.Timeline = seriesSVG("All endpoints", timeline(c.Baseline.Overall.Series, c.Candidate.Overall.Series), chartWide)
 	for i, e := range c.Endpoints {
 		if i == maxChartEndpoints {
 			ch.Omitted = len(c.Endpoints) - i
@@ -63,8 +69,7 @@ func comparisonCharts(c *analyzer.Comparison) htmlCharts {
 		d.Dist = distributionSVG(e.Endpoint, []distSide{
 			{"baseline", colorBase, e.Baseline.Histogram, e.Baseline.Latency},
 			{"candidate", colorCand, e.Candidate.Histogram, e.Candidate.Latency}}, band)
-		d.Series = seriesSVG(e.Endpoint, []seriesSide{
-			{"baseline", colorBase, e.Baseline.Series}, {"candidate", colorCand, e.Candidate.Series}}, chartW)
+		d.Series = seriesSVG(e.Endpoint, timeline(e.Baseline.Series, e.Candidate.Series), chartW)
 		if len(e.SQL) > 0 {
 			var rows []barRow
 			for _, f := range e.SQL[:min(len(e.SQL), maxChartStatements)] {
@@ -99,7 +104,7 @@ func runCharts(s *analyzer.Summary) htmlCharts {
 		name = "this run"
 	}
 	ch := htmlCharts{Legend: fmt.Sprintf(chartsLegend, "")}
-	ch.Timeline = seriesSVG("All endpoints", []seriesSide{{name, colorCand, s.Overall.Series}}, chartWide)
+	ch.Timeline = seriesSVG("All endpoints", []seriesSide{{name, colorCand, s.Overall.Series, nil}}, chartWide)
 	var fps []string
 	for _, e := range s.Endpoints {
 		for _, f := range e.SQL.Fingerprints {
@@ -120,7 +125,7 @@ func runCharts(s *analyzer.Summary) htmlCharts {
 		}
 		d := htmlDetail{Name: e.Endpoint,
 			Dist:   distributionSVG(e.Endpoint, []distSide{{name, colorCand, e.Histogram, e.Latency}}, nil),
-			Series: seriesSVG(e.Endpoint, []seriesSide{{name, colorCand, e.Series}}, chartW)}
+			Series: seriesSVG(e.Endpoint, []seriesSide{{name, colorCand, e.Series, nil}}, chartW)}
 		if f := e.SQL.Fingerprints; len(f) > 0 {
 			var rows []barRow
 			for _, x := range f[:min(len(f), maxChartStatements)] {
@@ -164,6 +169,14 @@ func failureReasons(name, side string, e *analyzer.EndpointSummary) []string {
 		name += " (" + side + ")"
 	}
 	return []string{name + ": " + strings.Join(parts, "; ")}
+}
+
+// sideIndex is 0 for the baseline, 1 for the candidate.
+func sideIndex(side string) int {
+	if side == "baseline" {
+		return 0
+	}
+	return 1
 }
 
 // ratioText formats a ratio of the change's interval: 1.04, 0.98.

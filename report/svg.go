@@ -17,6 +17,8 @@ const (
 	colorCand = "#0969da"
 	colorFail = "#cf222e"
 	colorGrid = "#d1d9e0"
+	// colorAside shades the slices a comparison set aside.
+	colorAside = "#eaeef2"
 )
 
 // svgDoc builds one <svg> element.

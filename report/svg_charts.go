@@ -221,6 +221,9 @@ func distPath(s *svgDoc, p plot, groups map[int]float64, k int, color string) {
 type seriesSide struct {
 	name, color string
 	points      []analyzer.SeriesPoint
+	// aside are the slices the comparison set aside (a burst of load on
+	// the machine), shaded.
+	aside map[int]bool
 }
 
 // seriesSVG draws each side's p50 and p95 per slice (or window) against
@@ -253,7 +256,10 @@ func seriesSVG(title string, sides []seriesSide, width float64) template.HTML {
 	s.text(0, 13, "start", `class="ctitle"`, "Latency "+what+" over time")
 	p.axes(s, xticks, yticks, "seconds since the load began", "latency (ms)")
 	var keys []legendKey
-	failed := false
+	failed, aside := false, false
+	for _, sd := range sides {
+		aside = seriesAside(s, p, sd, t0) || aside
+	}
 	for _, sd := range sides {
 		keys = append(keys, legendKey{label: sd.name, color: sd.color})
 		failed = seriesLines(s, p, sd, t0) || failed
@@ -262,8 +268,25 @@ func seriesSVG(title string, sides []seriesSide, width float64) template.HTML {
 	if failed {
 		keys = append(keys, legendKey{label: "slice with failed requests", color: colorFail})
 	}
+	if aside {
+		keys = append(keys, legendKey{label: "slice set aside (a burst of load)", color: colorAside})
+	}
 	legend(s, 0, 29, width, keys...)
 	return s.html()
+}
+
+// seriesAside shades the side's slices set aside over the plot's height;
+// it reports whether it shaded any.
+func seriesAside(s *svgDoc, p plot, sd seriesSide, t0 time.Time) bool {
+	shaded := false
+	for _, pt := range sd.points {
+		if pt.Slice > 0 && sd.aside[pt.Slice] {
+			shaded = true
+			x0, x1 := p.x.at(pt.Start.Sub(t0).Seconds()), p.x.at(pt.End.Sub(t0).Seconds())
+			s.rect(x0, p.top, max(x1-x0, 2), p.bottom-p.top, fmt.Sprintf(`class="aside" data-side="%s" data-slice="%d" fill="%s"`, sd.name, pt.Slice, colorAside))
+		}
+	}
+	return shaded
 }
 
 // seriesLines draws one side's points: a segment over each point's span

@@ -183,7 +183,7 @@ func TestSeriesSVGInterleaved(t *testing.T) {
 	// 2, 4, 6, 8 a second later and twice as slow.
 	b := summaryOf(t, lat(10), 1, t0).Endpoint("GET /a")
 	k := summaryOf(t, lat(20), 2, t0.Add(time.Second)).Endpoint("GET /a")
-	all := parseSVG(t, seriesSVG("GET /a", []seriesSide{{"baseline", colorBase, b.Series}, {"candidate", colorCand, k.Series}}, chartW))
+	all := parseSVG(t, seriesSVG("GET /a", []seriesSide{{"baseline", colorBase, b.Series, map[int]bool{3: true}}, {"candidate", colorCand, k.Series, nil}}, chartW))
 	root := all[0]
 	x0, x1, xmax := attrF(t, root, "data-x0"), attrF(t, root, "data-x1"), attrF(t, root, "data-xmax")
 	xOf := func(s float64) float64 { return x0 + (x1-x0)*s/xmax }
@@ -219,6 +219,10 @@ func TestSeriesSVGInterleaved(t *testing.T) {
 		if !slices[want] {
 			t.Errorf("no segment for %s in %v", want, slices)
 		}
+	}
+	// The slice set aside is shaded over its span.
+	if aside := nodes(all, "rect", "aside"); len(aside) != 1 || aside[0].attrs["data-slice"] != "3" || math.Abs(attrF(t, aside[0], "x")-xOf(2)) > 0.06 {
+		t.Errorf("set aside %v, want baseline slice 3 shaded from x %.1f", aside, xOf(2))
 	}
 	// The candidate's segments lie above (smaller y) the baseline's.
 	y := map[string]float64{}
