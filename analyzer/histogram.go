@@ -119,8 +119,10 @@ func histogramOf(hd *hdrhistogram.Histogram) Histogram {
 type SeriesPoint struct {
 	// Slice is the slice's number; 0 for a window of time.
 	Slice int
+	// Window is the width of a window of time; 0 for a slice.
+	Window time.Duration
 	// Start and End bound the point's requests: the earliest intended
-	// start and the last response (a window: its bounds).
+	// start and the last response (a window's end at most).
 	Start, End time.Time
 	// Requests and Failed count the point's load-phase requests.
 	Requests, Failed int64
@@ -252,7 +254,11 @@ func (s *seriesAcc) series(sliced bool) []SeriesPoint {
 	}
 	for k, p := range s.windows {
 		pt := p.point()
-		pt.Start, pt.End = time.Unix(0, k*int64(s.width)).UTC(), time.Unix(0, (k+1)*int64(s.width)).UTC()
+		pt.Window = s.width
+		// A window's requests began in it; some may end after it.
+		if end := time.Unix(0, (k+1)*int64(s.width)).UTC(); pt.End.After(end) || pt.End.IsZero() {
+			pt.End = end
+		}
 		out = append(out, pt)
 	}
 	slices.SortFunc(out, func(a, b SeriesPoint) int { return a.Start.Compare(b.Start) })

@@ -123,8 +123,10 @@ func TestSummarySeriesWindows(t *testing.T) {
 	var n int64
 	for i, p := range series {
 		n += p.Requests
-		if p.Slice != 0 || p.End.Sub(p.Start) != 4*time.Second || (i > 0 && !p.Start.Equal(series[i-1].End)) {
-			t.Errorf("window %d: slice %d, %s to %s; want 4 s windows one after another", i, p.Slice, p.Start, p.End)
+		// Windows of 4 s from the epoch; each spans its requests, the
+		// last of which starts 100 ms before the window ends.
+		if start := t0.Add(time.Duration(i) * 4 * time.Second); p.Slice != 0 || p.Window != 4*time.Second || !p.Start.Equal(start) || !p.End.Equal(start.Add(3902*time.Millisecond)) {
+			t.Errorf("window %d: slice %d, %s to %s; want %s to 3.902 s later", i, p.Slice, p.Start, p.End, start)
 		}
 		if !within(p.P50, 2, 0.023) {
 			t.Errorf("window %d: p50 %.3f ms, want 2", i, p.P50)

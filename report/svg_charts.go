@@ -249,11 +249,7 @@ func seriesSVG(title string, sides []seriesSide, width float64) template.HTML {
 	p.y = scale{lo: 0, hi: ytop, p0: p.bottom, p1: p.top}
 	s := newSVG(width, seriesH, "series", title+": latency over time",
 		"t0", t0.Format(time.RFC3339Nano), "xmax", fmt.Sprint(xmax), "x0", fmt.Sprint(p.left), "x1", fmt.Sprint(p.right))
-	what := "per window of time"
-	if len(sides) > 0 && len(sides[0].points) > 0 && sides[0].points[0].Slice > 0 {
-		what = "per slice"
-	}
-	s.text(0, 13, "start", `class="ctitle"`, "Latency "+what+" over time")
+	s.text(0, 13, "start", `class="ctitle"`, "Latency over time, "+seriesUnit(sides))
 	p.axes(s, xticks, yticks, "seconds since the load began", "latency (ms)")
 	var keys []legendKey
 	failed, aside := false, false
@@ -273,6 +269,22 @@ func seriesSVG(title string, sides []seriesSide, width float64) template.HTML {
 	}
 	legend(s, 0, 29, width, keys...)
 	return s.html()
+}
+
+// seriesUnit says what a point of the sides is: "per slice", or "per 2s
+// window".
+func seriesUnit(sides []seriesSide) string {
+	for _, sd := range sides {
+		for _, pt := range sd.points {
+			switch {
+			case pt.Slice > 0:
+				return "per slice"
+			case pt.Window > 0:
+				return "per " + pt.Window.String() + " window"
+			}
+		}
+	}
+	return "per window of time"
 }
 
 // seriesAside shades the side's slices set aside over the plot's height;

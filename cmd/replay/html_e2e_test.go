@@ -3,11 +3,13 @@ package main
 import (
 	"cmp"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/replaykit/replay/internal/chromiumtest"
 )
@@ -61,4 +63,36 @@ func checkReportHTML(t *testing.T, file string, endpoints int) {
 		t.Errorf("no chart of SQL per request, or a raw backtick, in %s", file)
 	}
 	chromiumtest.CheckCharts(t, file, 2, 1+2*endpoints)
+}
+
+// TestRunHTMLCharts: `replay run --format html` against a real loopback
+// app draws its one build: the timeline in windows of time, a
+// distribution and a series per endpoint, in blue, not blank on screen.
+func TestRunHTMLCharts(t *testing.T) {
+	snap := runSnapshot(t, "GET /a", "POST /b", "GET /c/7")
+	rt := newRunTarget(t, 2*time.Millisecond)
+	code, stdout, stderr := replayRun(t, "--snapshot", snap, "--target", rt.URL, "--duration", "2500ms", "--vus", "2", "--format", "html",
+		"--out", filepath.Join(t.TempDir(), "r.run"))
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"Latency over time, per 1s window", `class="chart dist"`, `data-q="p95"`, `class="seg"`} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if n := strings.Count(stdout, `class="chart series"`); n != 4 {
+		t.Errorf("%d series charts, want 4 (the run and its 3 endpoints)", n)
+	}
+	// 2.5 s of load in windows of 1 s: 3 or 4 windows drawn.
+	start := strings.Index(stdout, `class="chart series"`)
+	timeline := stdout[start : start+strings.Index(stdout[start:], "</svg>")]
+	if n := strings.Count(timeline, `data-q="p95"`); n < 3 || n > 4 {
+		t.Errorf("the timeline draws %d windows, want 3 or 4 of 1 s", n)
+	}
+	file := filepath.Join(t.TempDir(), "run.html")
+	if err := os.WriteFile(file, []byte(stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	chromiumtest.CheckCharts(t, file, 1, 7)
 }
