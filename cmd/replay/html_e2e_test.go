@@ -86,6 +86,9 @@ func TestRunHTMLCharts(t *testing.T) {
 	}
 	// 2.5 s of load in windows of 1 s: 3 or 4 windows drawn.
 	start := strings.Index(stdout, `class="chart series"`)
+	if start < 0 {
+		t.Fatal("the page has no timeline")
+	}
 	timeline := stdout[start : start+strings.Index(stdout[start:], "</svg>")]
 	if n := strings.Count(timeline, `data-q="p95"`); n < 3 || n > 4 {
 		t.Errorf("the timeline draws %d windows, want 3 or 4 of 1 s", n)
