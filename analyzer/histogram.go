@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -31,15 +32,42 @@ func HistogramBin(i int) (lo, hi float64) {
 	if i <= 0 {
 		return 0, 0.001
 	}
-	return math.Exp2(float64(i-1)/HistogramBinsPerDoubling) / 1000, math.Exp2(float64(i)/HistogramBinsPerDoubling) / 1000
+	return binEdge(i-1) / 1000, binEdge(i) / 1000
 }
 
-// histogramIndex is the bin of a latency in µs.
+// binSteps are 2^(j/16) for j in 0..16: the bounds of the bins within a
+// doubling.
+var binSteps = func() (t [HistogramBinsPerDoubling + 1]float64) {
+	for j := range t {
+		t[j] = math.Exp2(float64(j) / HistogramBinsPerDoubling)
+	}
+	return t
+}()
+
+// binEdge is 2^(j/16) µs, with the steps histogramIndex compares with.
+func binEdge(j int) float64 {
+	e, r := j/HistogramBinsPerDoubling, j%HistogramBinsPerDoubling
+	return math.Ldexp(binSteps[r], e)
+}
+
+// histogramIndex is the bin of a latency in µs: 1 + floor(16·log2(us)),
+// from the doubling (the highest bit) and a search of the 16 steps within
+// it, faster than a logarithm.
 func histogramIndex(us int64) int {
 	if us <= 0 {
 		return 0
 	}
-	return 1 + int(math.Floor(HistogramBinsPerDoubling*math.Log2(float64(us))))
+	e := bits.Len64(uint64(us)) - 1
+	m := float64(us) / float64(uint64(1)<<e) // in [1, 2)
+	lo, hi := 0, HistogramBinsPerDoubling    // binSteps[lo] <= m < binSteps[hi]
+	for hi-lo > 1 {
+		if mid := (lo + hi) / 2; m >= binSteps[mid] {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return 1 + HistogramBinsPerDoubling*e + lo
 }
 
 // addN counts n latencies in bin i.
@@ -143,7 +171,7 @@ type pointAcc struct {
 	h                Histogram
 }
 
-func (p *pointAcc) add(start, done time.Time, lat int64, failed bool) {
+func (p *pointAcc) add(start, done time.Time, bin int, failed bool) {
 	p.requests++
 	if failed {
 		p.failed++
@@ -154,8 +182,8 @@ func (p *pointAcc) add(start, done time.Time, lat int64, failed bool) {
 	if done.After(p.end) {
 		p.end = done
 	}
-	if lat >= 0 {
-		p.h.addN(histogramIndex(lat), 1)
+	if bin >= 0 {
+		p.h.addN(bin, 1)
 	}
 }
 
@@ -181,43 +209,55 @@ type seriesAcc struct {
 	slices  map[int]*pointAcc
 	windows map[int64]*pointAcc
 	width   time.Duration
+	// The last point of each kind, for results in order.
+	lastSlice int
+	slicePt   *pointAcc
+	lastKey   int64
+	windowPt  *pointAcc
 }
 
 func newSeriesAcc() seriesAcc {
 	return seriesAcc{slices: map[int]*pointAcc{}, windows: map[int64]*pointAcc{}, width: time.Second}
 }
 
-// add counts one load result; lat is its latency in µs, or -1 when it
-// has none.
-func (s *seriesAcc) add(r *snapshots.Result, start time.Time, lat int64) {
+// add counts one load result; bin is its latency's histogram bin, or -1
+// when it has none.
+func (s *seriesAcc) add(r *snapshots.Result, start time.Time, bin int) {
 	if start.IsZero() {
 		return
 	}
 	if r.Slice > 0 {
-		p := s.slices[r.Slice]
-		if p == nil {
-			p = &pointAcc{}
-			s.slices[r.Slice] = p
+		if s.slicePt == nil || r.Slice != s.lastSlice {
+			p := s.slices[r.Slice]
+			if p == nil {
+				p = &pointAcc{}
+				s.slices[r.Slice] = p
+			}
+			s.lastSlice, s.slicePt = r.Slice, p
 		}
-		p.add(start, r.Done, lat, r.Failed())
+		s.slicePt.add(start, r.Done, bin, r.Failed())
 	}
 	k := floorDiv(start.UnixNano(), int64(s.width))
-	p := s.windows[k]
-	if p == nil {
-		for len(s.windows) >= maxSeriesWindows {
-			s.widen()
+	if s.windowPt == nil || k != s.lastKey {
+		p := s.windows[k]
+		if p == nil {
+			for len(s.windows) >= maxSeriesWindows {
+				s.widen()
+			}
+			k = floorDiv(start.UnixNano(), int64(s.width))
+			if p = s.windows[k]; p == nil {
+				p = &pointAcc{}
+				s.windows[k] = p
+			}
 		}
-		k = floorDiv(start.UnixNano(), int64(s.width))
-		if p = s.windows[k]; p == nil {
-			p = &pointAcc{}
-			s.windows[k] = p
-		}
+		s.lastKey, s.windowPt = k, p
 	}
-	p.add(start, r.Done, lat, r.Failed())
+	s.windowPt.add(start, r.Done, bin, r.Failed())
 }
 
 // widen doubles the windows' width, merging pairs.
 func (s *seriesAcc) widen() {
+	s.windowPt = nil
 	s.width *= 2
 	merged := make(map[int64]*pointAcc, len(s.windows)/2+1)
 	for k, p := range s.windows {
@@ -229,6 +269,41 @@ func (s *seriesAcc) widen() {
 		}
 	}
 	s.windows = merged
+}
+
+// mergeSeries returns the series of every acc together: their slices
+// point by point, their windows at the widest width (within the bound).
+func mergeSeries(accs []*seriesAcc) seriesAcc {
+	out := newSeriesAcc()
+	for _, a := range accs {
+		out.width = max(out.width, a.width)
+	}
+	into := func(m map[int64]*pointAcc, k int64, p *pointAcc) {
+		q := m[k]
+		if q == nil {
+			q = &pointAcc{}
+			m[k] = q
+		}
+		q.merge(p)
+	}
+	for _, a := range accs {
+		for k, p := range a.slices {
+			q := out.slices[k]
+			if q == nil {
+				q = &pointAcc{}
+				out.slices[k] = q
+			}
+			q.merge(p)
+		}
+		for k, p := range a.windows {
+			// a.width divides out.width: both double from 1 s.
+			into(out.windows, floorDiv(k, int64(out.width/a.width)), p)
+		}
+	}
+	for len(out.windows) > maxSeriesWindows {
+		out.widen()
+	}
+	return out
 }
 
 func floorDiv(a, b int64) int64 {

@@ -51,8 +51,7 @@ func Summarize(ctx context.Context, info snapshots.RunInfo, results iter.Seq2[*s
 	if info.Name != "" {
 		op = fmt.Sprintf("summarize run %q", info.Name)
 	}
-	a := &runAcc{opts: opts, endpoints: map[string]*endpointAcc{}, slices: map[int]int64{}, sliceSpans: map[int][2]time.Time{}, allSliced: true, weights: info.ExplainWeights,
-		series: newSeriesAcc()}
+	a := &runAcc{opts: opts, endpoints: map[string]*endpointAcc{}, slices: map[int]int64{}, sliceSpans: map[int][2]time.Time{}, allSliced: true, weights: info.ExplainWeights}
 	a.counted = info.UnattributedSQL.Kept()
 	n := 0
 	for r, err := range results {
@@ -93,8 +92,6 @@ type runAcc struct {
 	spans   []snapshots.SQLSpan
 	// weights are the run's explain weights (RunInfo.ExplainWeights).
 	weights map[int64]float64
-	// series is the whole run's latency over time (Overall.Series).
-	series seriesAcc
 }
 
 func (a *runAcc) add(r *snapshots.Result) {
@@ -136,7 +133,7 @@ func (a *runAcc) add(r *snapshots.Result) {
 	} else {
 		a.allSliced = false
 	}
-	a.series.add(r, start, e.addLoad(r))
+	e.addLoad(r)
 	if a.counted {
 		e.loadAll.add(r.SQL, 1)
 		if !r.Sent.IsZero() && !r.Done.IsZero() {
@@ -215,7 +212,12 @@ func (a *runAcc) summary(info snapshots.RunInfo) *Summary {
 		}
 	}
 	s.Overall = overall.summary(s.Duration)
-	s.Overall.Series = a.series.series(s.Sliced)
+	series := make([]*seriesAcc, len(accs))
+	for i, e := range accs {
+		series[i] = &e.series
+	}
+	overallSeries := mergeSeries(series)
+	s.Overall.Series = overallSeries.series(s.Sliced)
 	if allComplete {
 		s.Overall.Latency = exactStats(allLat)
 		s.Overall.ServiceTime = exactStats(allSvc)
@@ -266,9 +268,7 @@ func (e *endpointAcc) addExplain(r *snapshots.Result, w float64) {
 	e.upstream.add(r, w)
 }
 
-// addLoad counts a load result; it returns its latency in µs, -1 when it
-// has none.
-func (e *endpointAcc) addLoad(r *snapshots.Result) int64 {
+func (e *endpointAcc) addLoad(r *snapshots.Result) {
 	e.requests++
 	e.statuses[statusClass(r.Status)]++ // an array: no map access per result
 	if r.Failed() {
@@ -289,10 +289,10 @@ func (e *endpointAcc) addLoad(r *snapshots.Result) int64 {
 	}
 	if r.Done.IsZero() || intended.IsZero() {
 		e.series.add(r, intended, -1)
-		return -1
+		return
 	}
 	lat := max(r.Done.Sub(intended).Microseconds(), 0)
-	e.series.add(r, intended, lat)
+	e.series.add(r, intended, histogramIndex(lat))
 	svc := max(r.Done.Sub(sent).Microseconds(), 0)
 	e.lat.add(lat)
 	e.svc.add(svc)
@@ -301,7 +301,6 @@ func (e *endpointAcc) addLoad(r *snapshots.Result) int64 {
 		slice = int32(min(r.Slice, 1<<30))
 	}
 	e.sample.add(sampleItem{lat: lat, svc: svc, slice: slice})
-	return lat
 }
 
 func (e *endpointAcc) addFailure(r *snapshots.Result) {
