@@ -27,7 +27,14 @@ func TestHistogramBinsAndQuantiles(t *testing.T) {
 		}
 	}
 	// Every latency falls in the bin whose bounds hold it.
-	for _, us := range []int64{1, 2, 3, 999, 1000, 1001, 65_536, 3_600_000_000} {
+	values := []int64{65_536, 65_535, 3_600_000_000, 1 << 40}
+	for v := int64(1); v <= 5000; v++ {
+		values = append(values, v)
+	}
+	for v := int64(5000); v < 3_600_000_000; v = v*21/19 + 7 {
+		values = append(values, v)
+	}
+	for _, us := range values {
 		lo, hi := HistogramBin(histogramIndex(us))
 		if ms := float64(us) / 1000; ms < lo*(1-1e-9) || ms >= hi*(1+1e-9) {
 			t.Errorf("%d µs in bin [%g, %g) ms", us, lo, hi)
@@ -115,7 +122,26 @@ func TestSummarySeriesWindows(t *testing.T) {
 		at := t0.Add(time.Duration(i) * 100 * time.Millisecond)
 		rs = append(rs, &snapshots.Result{Phase: snapshots.PhaseLoad, Endpoint: "GET /a", Intended: at, Sent: at, Done: at.Add(2 * time.Millisecond), Status: 200})
 	}
+	// GET /b: 10 s only, so its windows stay 1 s wide.
+	for i := range 100 {
+		at := t0.Add(time.Duration(i) * 100 * time.Millisecond)
+		rs = append(rs, &snapshots.Result{Phase: snapshots.PhaseLoad, Endpoint: "GET /b", Intended: at, Sent: at, Done: at.Add(2 * time.Millisecond), Status: 200})
+	}
 	s := summarizeResults(t, rs)
+	if b := s.Endpoint("GET /b").Series; len(b) != 10 || b[0].Window != time.Second {
+		t.Errorf("GET /b: %d windows of %s, want 10 of 1s", len(b), b[0].Window)
+	}
+	// The whole run's windows are the widest, holding every request.
+	var all int64
+	for _, p := range s.Overall.Series {
+		all += p.Requests
+		if p.Window != 4*time.Second {
+			t.Errorf("overall window of %s at %s, want 4s", p.Window, p.Start)
+		}
+	}
+	if all != 3100 || s.Overall.Series[0].Requests != 80 {
+		t.Errorf("overall windows count %d requests (%d in the first), want 3100 (80)", all, s.Overall.Series[0].Requests)
+	}
 	series := s.Endpoint("GET /a").Series
 	if len(series) == 0 || len(series) > maxSeriesWindows {
 		t.Fatalf("%d windows, want 1 to %d", len(series), maxSeriesWindows)
