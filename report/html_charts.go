@@ -91,6 +91,7 @@ func comparisonCharts(c *analyzer.Comparison) htmlCharts {
 		ch.FailureReasons = append(ch.FailureReasons, failureReasons(e.Endpoint, "candidate", e.Candidate)...)
 	}
 	if len(rows) > 0 {
+		rows = capRows(rows, &ch)
 		ch.Failures = barsSVG("failures", "Failed requests per endpoint", "Failed requests per endpoint", "% of the endpoint's load requests that failed",
 			[]distSide{{name: "baseline", color: colorBase}, {name: "candidate", color: colorCand}}, rows)
 	}
@@ -136,9 +137,20 @@ func runCharts(s *analyzer.Summary) htmlCharts {
 		ch.Detail = append(ch.Detail, d)
 	}
 	if len(fails) > 0 {
+		fails = capRows(fails, &ch)
 		ch.Failures = barsSVG("failures", "Failed requests per endpoint", "Failed requests per endpoint", "% of the endpoint's load requests that failed", side, fails)
 	}
 	return ch
+}
+
+// capRows keeps the first maxChartEndpoints rows of the failures chart,
+// saying how many more there are.
+func capRows(rows []barRow, ch *htmlCharts) []barRow {
+	if len(rows) <= maxChartEndpoints {
+		return rows
+	}
+	ch.FailureReasons = append(ch.FailureReasons, fmt.Sprintf("%d more endpoints with failed requests are in the table, not drawn.", len(rows)-maxChartEndpoints))
+	return rows[:maxChartEndpoints]
 }
 
 // failureRow is an endpoint's failure rate on each side.

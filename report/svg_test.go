@@ -325,3 +325,41 @@ func TestCodeSpans(t *testing.T) {
 		}
 	}
 }
+
+// TestChartsEdgeCases: an endpoint in one run only, a run without load
+// and failures without latencies still give well-formed charts with no
+// NaN or infinity in them.
+func TestChartsEdgeCases(t *testing.T) {
+	eps := baseEndpoints()
+	base := fixtureSummary(t, info("baseline", "http://127.0.0.1:41001", 0), fixtureResults(400, 11, true, eps))
+	cand := fixtureSummary(t, info("candidate", "http://127.0.0.1:41002", 0), fixtureResults(400, 12, false, eps[:2]))
+	c, err := analyzer.Compare(base, cand, analyzer.CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Explain only: no load at all; and a run whose every request failed
+	// without an answer.
+	empty := fixtureSummary(t, info("empty", "http://127.0.0.1:41003", 0), fixtureResults(0, 1, false, eps))
+	dead := fixtureSummary(t, info("dead", "http://127.0.0.1:41004", 0), []*snapshots.Result{
+		{Phase: snapshots.PhaseLoad, Endpoint: "GET /a", Intended: t0, Sent: t0, Error: "connection refused"},
+		{Phase: snapshots.PhaseLoad, Endpoint: "GET /a", Intended: t0.Add(ms), Sent: t0.Add(ms), Error: "connection refused"}})
+	var all []template.HTML
+	for _, ch := range []htmlCharts{comparisonCharts(c), runCharts(empty), runCharts(dead)} {
+		all = append(all, ch.Timeline, ch.Failures)
+		for _, d := range ch.Detail {
+			all = append(all, d.Dist, d.Series, d.SQL)
+		}
+	}
+	for _, h := range all {
+		if h == "" {
+			continue
+		}
+		parseSVG(t, h)
+		if s := string(h); strings.Contains(s, "NaN") || strings.Contains(s, "Inf") {
+			t.Errorf("chart with NaN or Inf: %s", s)
+		}
+	}
+	if ch := runCharts(dead); ch.Failures == "" || len(ch.FailureReasons) != 1 || !strings.Contains(ch.FailureReasons[0], "2 × connection refused") {
+		t.Errorf("dead run: failures chart %d bytes, reasons %q", len(ch.Failures), ch.FailureReasons)
+	}
+}
