@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
 	"html/template"
 	"math"
 	"strconv"
@@ -361,5 +362,26 @@ func TestChartsEdgeCases(t *testing.T) {
 	}
 	if ch := runCharts(dead); ch.Failures == "" || len(ch.FailureReasons) != 1 || !strings.Contains(ch.FailureReasons[0], "2 × connection refused") {
 		t.Errorf("dead run: failures chart %d bytes, reasons %q", len(ch.Failures), ch.FailureReasons)
+	}
+}
+
+// TestChartsManyEndpoints: past 40 endpoints the page draws the first 40
+// and says how many more the table lists.
+func TestChartsManyEndpoints(t *testing.T) {
+	var eps []fixEndpoint
+	for i := range 45 {
+		eps = append(eps, fixEndpoint{name: fmt.Sprintf("GET /e%02d", i), weight: 1, median: 2 * ms, failures: 2})
+	}
+	s := fixtureSummary(t, info("many", "http://127.0.0.1:41005", 0), fixtureResults(900, 3, false, eps))
+	ch := runCharts(s)
+	if len(ch.Detail) != maxChartEndpoints || ch.Omitted != 5 {
+		t.Errorf("%d endpoints drawn, %d omitted; want 40 and 5", len(ch.Detail), ch.Omitted)
+	}
+	if n := strings.Count(string(ch.Failures), `class="bar"`); n != maxChartEndpoints || !strings.Contains(strings.Join(ch.FailureReasons, "\n"), "5 more endpoints with failed requests") {
+		t.Errorf("%d failure bars, reasons end %q", n, ch.FailureReasons[len(ch.FailureReasons)-1])
+	}
+	var b bytes.Buffer
+	if err := RunHTML(&b, &RunReport{Summary: s}); err != nil || !strings.Contains(b.String(), "5 more endpoints are in the table above, not drawn.") {
+		t.Errorf("page: %v, note of the endpoints not drawn: %v", err, strings.Contains(b.String(), "5 more endpoints"))
 	}
 }
