@@ -112,7 +112,8 @@ func distributionSVG(title string, sides []distSide, band *distBand) template.HT
 		"lo", fmt.Sprint(lo), "hi", fmt.Sprint(hi), "x0", fmt.Sprint(p.left), "x1", fmt.Sprint(p.right))
 	s.text(0, 13, "start", `class="ctitle"`, "Latency distribution")
 	legend(s, 0, 29, chartW, keys...)
-	p.axes(s, logTicks(lo, hi), yticks, "latency (ms, log scale)", "% of requests per bin")
+	binWidth := 100 * (math.Exp2(float64(k)/analyzer.HistogramBinsPerDoubling) - 1)
+	p.axes(s, logTicks(lo, hi), yticks, fmt.Sprintf("latency (ms, log scale; each bin %.0f%% wider than the one before)", binWidth), "% of requests per bin")
 	if hasBand {
 		x0, x1 := p.x.at(band.lo), p.x.at(band.hi)
 		s.rect(x0, p.top, max(x1-x0, 1.5), p.bottom-p.top, fmt.Sprintf(`class="ci" fill="%s" fill-opacity=".13" stroke="%s" stroke-opacity=".5" stroke-dasharray="3 2" data-lo="%g" data-hi="%g"`, colorCand, colorCand, band.lo, band.hi))
