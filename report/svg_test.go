@@ -385,3 +385,23 @@ func TestChartsManyEndpoints(t *testing.T) {
 		t.Errorf("page: %v, note of the endpoints not drawn: %v", err, strings.Contains(b.String(), "5 more endpoints"))
 	}
 }
+
+// TestChartsEscapeText: endpoint names and statements come from recorded
+// traffic; in the charts they are text, never markup.
+func TestChartsEscapeText(t *testing.T) {
+	evil := "GET /<script>alert(1)</script>"
+	sql := snapshots.SQLCount{Fingerprint: `SELECT '</title><script>x()</script>' FROM "a&b"`, Count: 1, Duration: ms}
+	eps := []fixEndpoint{{name: evil, weight: 1, median: 2 * ms, sql: []snapshots.SQLCount{sql}, failures: 3}}
+	s := fixtureSummary(t, info("x", "http://127.0.0.1:41006", 0), fixtureResults(200, 5, false, eps))
+	var b bytes.Buffer
+	if err := RunHTML(&b, &RunReport{Summary: s}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "<script") || !strings.Contains(b.String(), "&lt;script&gt;") {
+		t.Errorf("the page holds the names as markup, or not at all")
+	}
+	ch := runCharts(s)
+	for _, h := range []template.HTML{ch.Timeline, ch.Failures, ch.Detail[0].Dist, ch.Detail[0].Series, ch.Detail[0].SQL} {
+		parseSVG(t, h) // well-formed: nothing broke out of its element
+	}
+}
