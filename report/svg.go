@@ -23,14 +23,13 @@ const (
 
 // svgDoc builds one <svg> element.
 type svgDoc struct {
-	b    strings.Builder
-	w, h float64
+	b strings.Builder
 }
 
 // newSVG starts an SVG of w×h pixels (it scales down with the page);
 // class names the chart's kind and label describes it for screen readers.
 func newSVG(w, h float64, class, label string, data ...string) *svgDoc {
-	s := &svgDoc{w: w, h: h}
+	s := &svgDoc{}
 	fmt.Fprintf(&s.b, `<svg xmlns="http://www.w3.org/2000/svg" class="chart %s" viewBox="0 0 %s %s" width="%s" height="%s" role="img" aria-label="%s"`,
 		class, f1(w), f1(h), f1(w), f1(h), html.EscapeString(label))
 	for i := 0; i+1 < len(data); i += 2 {
