@@ -54,7 +54,7 @@ func comparisonCharts(c *analyzer.Comparison) htmlCharts {
 	timeline := func(b, k []analyzer.SeriesPoint) []seriesSide {
 		return []seriesSide{{"baseline", colorBase, b, aside[0]}, {"candidate", colorCand, k, aside[1]}}
 	}
-	ch.Timeline = seriesSVG("All endpoints", timeline(c.Baseline.Overall.Series, c.Candidate.Overall.Series), chartWide)
+	ch.Timeline = seriesSVG(allEndpoints, timeline(c.Baseline.Overall.Series, c.Candidate.Overall.Series), chartWide)
 	for i, e := range c.Endpoints {
 		if i == maxChartEndpoints {
 			ch.Omitted = len(c.Endpoints) - i
@@ -105,7 +105,7 @@ func runCharts(s *analyzer.Summary) htmlCharts {
 		name = "this run"
 	}
 	ch := htmlCharts{Legend: fmt.Sprintf(chartsLegend, "")}
-	ch.Timeline = seriesSVG("All endpoints", []seriesSide{{name, colorCand, s.Overall.Series, nil}}, chartWide)
+	ch.Timeline = seriesSVG(allEndpoints, []seriesSide{{name, colorCand, s.Overall.Series, nil}}, chartWide)
 	var fps []string
 	for _, e := range s.Endpoints {
 		for _, f := range e.SQL.Fingerprints {

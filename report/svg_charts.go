@@ -227,6 +227,9 @@ type seriesSide struct {
 	aside map[int]bool
 }
 
+// allEndpoints titles the whole run's timeline.
+const allEndpoints = "All endpoints"
+
 // seriesSVG draws each side's p50 and p95 per slice (or window) against
 // the time since the first one began: the slices of an interleaved
 // comparison alternate, and a drift shows as a slope.
@@ -250,7 +253,11 @@ func seriesSVG(title string, sides []seriesSide, width float64) template.HTML {
 	p.y = scale{lo: 0, hi: ytop, p0: p.bottom, p1: p.top}
 	s := newSVG(width, seriesH, "series", title+": latency over time",
 		"t0", t0.Format(time.RFC3339Nano), "xmax", fmt.Sprint(xmax), "x0", fmt.Sprint(p.left), "x1", fmt.Sprint(p.right))
-	s.text(0, 13, "start", `class="ctitle"`, "Latency over time, "+seriesUnit(sides))
+	heading := "Latency over time, " + seriesUnit(sides)
+	if title == allEndpoints {
+		heading += ", all endpoints together"
+	}
+	s.text(0, 13, "start", `class="ctitle"`, heading)
 	p.axes(s, xticks, yticks, "seconds since the load began", "latency (ms)")
 	var keys []legendKey
 	failed, aside := false, false
