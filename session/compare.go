@@ -62,11 +62,16 @@ type CompareResult struct {
 // each with its own mock and SQL counter, under one plan (see
 // replayer.Compare), then compares the two run files. Canceling ctx stops
 // it with an error; the run files keep what was measured.
-func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
+func Compare(ctx context.Context, cfg CompareConfig) (res *CompareResult, err error) {
 	sides, err := cfg.prepare()
 	if err != nil {
 		return nil, fmt.Errorf("compare: %w", err)
 	}
+	finish, err := cfg.startObserver(ctx, "compare", cfg.Baseline.Name, cfg.Candidate.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { finish(Outcome{Comparison: res.report(), Dir: cfg.Dir, Err: err}) }()
 	for _, s := range sides {
 		defer s.Close()
 	}
@@ -77,12 +82,13 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 	if plan.Reset == nil && cfg.Reset != "" {
 		plan.Reset = ResetCommand(cfg.Reset, filepath.Join(cfg.Dir, ResetLog))
 	}
+	observeCompare(&plan, cfg.Observer)
 	var looks *looker
 	if plan.MaxDuration > plan.Load.Duration && plan.Look == nil {
 		if looks, err = newLooker(&cfg, sides); err != nil {
 			return nil, fmt.Errorf("compare: %w", err)
 		}
-		plan.Look = looks.look
+		plan.Look, looks.progress = looks.look, plan.Progress
 	}
 	settings := cfg.sharedSettings(cfg.Goals, plan.Explain)
 	comparePlanSettings(settings, plan, cfg.maxInFlight())
@@ -95,7 +101,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 			return nil, fmt.Errorf("compare: %w", err)
 		}
 		s.explainWeights(plan.Explain)
-		rs[i] = replayer.Side{Name: s.sc.Name, Replayer: s.rp, Sink: s.run, Measure: s.measure}
+		rs[i] = replayer.Side{Name: s.sc.Name, Replayer: s.rp, Sink: observe(s.run, cfg.Observer, s.sc.Name), Measure: s.measure}
 	}
 	st, runErr := replayer.Compare(ctx, plan, rs[0], rs[1])
 	analysis := cfg.Analysis
@@ -123,6 +129,14 @@ func Compare(ctx context.Context, cfg CompareConfig) (*CompareResult, error) {
 	}
 	rep.Artifacts = cfg.artifacts(sides)
 	return &CompareResult{Report: rep, Stats: st, Sides: sides}, nil
+}
+
+// report is r's report; nil when r is.
+func (r *CompareResult) report() *report.ComparisonReport {
+	if r == nil {
+		return nil
+	}
+	return r.Report
 }
 
 // prepare checks cfg, fills the sides' files from Dir and creates it.

@@ -59,7 +59,7 @@ type RunResult struct {
 // result goes to the run file, and the build is stopped. Canceling ctx
 // ends the load early: Run then returns the report of what was measured,
 // with Interrupted set.
-func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
+func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	if err := cfg.check(); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
@@ -72,6 +72,12 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	if _, err := os.Stat(cfg.Side.RunPath); err == nil {
 		return nil, fmt.Errorf("run: %s: %w", cfg.Side.RunPath, snapshots.ErrExists)
 	}
+	finish, err := cfg.startObserver(ctx, "run", cfg.Side.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { finish(Outcome{Run: res.report(), Err: err}) }()
+	observeRun(&cfg.Plan, cfg.Observer, cfg.Side.Name)
 	s := &Side{cfg: &cfg.Config, sc: cfg.Side}
 	defer s.Close()
 	if err := startSides(ctx, "run", []*Side{s}); err != nil {
@@ -91,7 +97,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	// report needs no second pass over the file.
 	s.explainWeights(cfg.Plan.Explain)
 	sink := newSummarySink(ctx, s.run, s.info)
-	st, runErr := runMeasured(ctx, s, cfg.Plan, sink)
+	st, runErr := runMeasured(ctx, s, cfg.Plan, observe(sink, cfg.Observer, cfg.Side.Name))
 	sum, sumErr := sink.summary()
 	if sumErr == nil && sum.Overall != nil && sum.Overall.Failed > 0 {
 		s.noteExit(time.Second)
@@ -131,6 +137,9 @@ func runMeasured(ctx context.Context, s *Side, p replayer.LoadPlan, sink replaye
 		return replayer.Stats{}, fmt.Errorf("replayer: %w", err)
 	}
 	if p.Explain > 0 {
+		if s.cfg.Observer != nil {
+			s.cfg.Observer.Progress(replayer.CompareProgress{Side: s.sc.Name, Phase: snapshots.PhaseExplain})
+		}
 		if _, err := s.rp.Explain(ctx, p.Explain, p.Slice, sink); err != nil {
 			return replayer.Stats{}, err
 		}
@@ -138,6 +147,14 @@ func runMeasured(ctx context.Context, s *Side, p replayer.LoadPlan, sink replaye
 	}
 	defer s.measure()()
 	return s.rp.Run(ctx, p, sink)
+}
+
+// report is r's report; nil when r is.
+func (r *RunResult) report() *report.RunReport {
+	if r == nil {
+		return nil
+	}
+	return r.Report
 }
 
 func maxStage(p replayer.LoadPlan) int {
