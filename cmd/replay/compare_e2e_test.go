@@ -266,6 +266,7 @@ func TestCompareEndToEnd(t *testing.T) {
 				t.Errorf("output file: %v", err)
 			}
 		}
+		t.Run("html", func(t *testing.T) { checkReportHTML(t, filepath.Join(out, "report.html"), len(ordersEndpoints)) })
 		if js, _ := os.ReadFile(filepath.Join(out, "report.json")); string(js) != raw {
 			t.Errorf("report.json differs from the JSON on stdout")
 		}
