@@ -58,8 +58,9 @@ type RunResult struct {
 // load runs (after an explain phase when Plan.Explain is set), every
 // result goes to the run file, and the build is stopped. Canceling ctx
 // ends the load early: Run then returns the report of what was measured,
-// with Interrupted set.
-func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
+// with Interrupted set. An error removes the files Run created, but for a
+// build log that holds output, which the error names.
+func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	if err := cfg.check(); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
@@ -72,6 +73,14 @@ func Run(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	if _, err := os.Stat(cfg.Side.RunPath); err == nil {
 		return nil, fmt.Errorf("run: %s: %w", cfg.Side.RunPath, snapshots.ErrExists)
 	}
+	var lo leftovers
+	lo.file(cfg.Side.RunPath, false)
+	lo.file(cfg.Side.LogPath, true)
+	defer func() {
+		if err != nil {
+			err = lo.clean(err)
+		}
+	}()
 	s := &Side{cfg: &cfg.Config, sc: cfg.Side}
 	defer s.Close()
 	if err := startSides(ctx, "run", []*Side{s}); err != nil {
