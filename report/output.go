@@ -141,3 +141,29 @@ func RelativeArtifacts(as []Artifact, dir string) []Artifact {
 	}
 	return out
 }
+
+// OneFormat reads the --format values of a command that prints one
+// document to stdout (inspect: text or json; ca: text, json or env): each
+// value may be a comma-separated list, repeats are one, and anything but
+// one of allowed (the first is the default) is an error naming them.
+func OneFormat(values []string, allowed ...string) (string, error) {
+	var names []string
+	for _, v := range values {
+		for name := range strings.SplitSeq(v, ",") {
+			name = strings.ToLower(strings.TrimSpace(name))
+			if !slices.Contains(allowed, name) {
+				return "", fmt.Errorf("--format %q: want %s", name, strings.Join(allowed, ", "))
+			}
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	switch len(names) {
+	case 0:
+		return allowed[0], nil
+	case 1:
+		return names[0], nil
+	}
+	return "", fmt.Errorf("--format %s: give one format (it goes to stdout)", strings.Join(names, ","))
+}

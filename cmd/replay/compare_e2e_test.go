@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaykit/replay/internal/schematest"
+
 	"github.com/replaykit/replay/examples/orders/app"
 	"github.com/replaykit/replay/examples/orders/catalog"
 	"github.com/replaykit/replay/internal/pgtest"
@@ -62,6 +64,7 @@ var designKeys = struct{ top, endpoint, stats, sql []string }{
 func checkDesignShape(t *testing.T, doc []byte) {
 	t.Helper()
 	var v map[string]any
+	schematest.Check(t, "comparison", doc)
 	if err := json.Unmarshal(doc, &v); err != nil {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, doc)
 	}
@@ -194,6 +197,7 @@ func (env *ordersEnv) compare(t *testing.T, name string, extra ...string) (code 
 	code = run(env.args(out, append([]string{"--format", "json"}, extra...)...), streams{in: strings.NewReader(""), out: &stdout, err: &errb})
 	t.Logf("%s: exit %d in %s", name, code, time.Since(start).Round(time.Millisecond))
 	if code == exitOK || code == exitRegression {
+		schematest.Check(t, "comparison", stdout.Bytes())
 		if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
 			t.Fatalf("stdout is not the comparison JSON: %v\n%s\nstderr: %s", err, stdout.String(), errb.String())
 		}

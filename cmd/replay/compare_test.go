@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaykit/replay/internal/schematest"
+
 	"github.com/replaykit/replay/internal/golden"
 
 	"github.com/google/go-cmp/cmp"
@@ -223,6 +225,7 @@ func TestCompareRunFilesGolden(t *testing.T) {
 		Verdict   string `json:"verdict"`
 		Artifacts []struct{ Name, Path string }
 	}
+	schematest.Check(t, "comparison", []byte(stdout))
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
@@ -285,6 +288,7 @@ func TestCompareOneURLTwoHeaderSets(t *testing.T) {
 		t.Fatalf("exit %d, want 99; stderr %s\n%s", code, stderr, stdout)
 	}
 	var doc compareJSON
+	schematest.Check(t, "comparison", []byte(stdout))
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
 	}

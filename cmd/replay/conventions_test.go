@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/replaykit/replay/internal/schematest"
 )
 
 // dirEntries lists the names in dir, recursively, as dir/a/b.
@@ -92,6 +94,7 @@ func TestFormatsOnRunAndReport(t *testing.T) {
 	var doc struct {
 		Artifacts []struct{ Name, Path string } `json:"artifacts"`
 	}
+	schematest.Check(t, "run", []byte(stdout))
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatalf("stdout is not the JSON report: %v\n%s", err, stdout)
 	}
@@ -130,4 +133,20 @@ func TestFormatsOnRunAndReport(t *testing.T) {
 			t.Errorf("%s with two formats and no directory: exit %d, stderr %q", args[0], code, stderr)
 		}
 	}
+}
+
+// TestOneFormatCommands: inspect and ca print one document; --format takes
+// repeats and lists of it, and refuses two.
+func TestOneFormatCommands(t *testing.T) {
+	snap := importFixture(t)
+	code, stdout, stderr := cliRun(t, "", "inspect", snap, "--format", "JSON", "--format", "json,json")
+	if code != exitOK {
+		t.Fatalf("inspect: exit %d, %s", code, stderr)
+	}
+	schematest.Check(t, "inspect", []byte(stdout))
+	code, stdout, stderr = cliRun(t, "", "ca", "--ca-dir", t.TempDir(), "--format", "json", "--format", "json")
+	if code != exitOK {
+		t.Fatalf("ca: exit %d, %s", code, stderr)
+	}
+	schematest.Check(t, "ca", []byte(stdout))
 }

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaykit/replay/internal/schematest"
+
 	"github.com/replaykit/replay/examples/orders/app"
 	"github.com/replaykit/replay/examples/orders/catalog"
 	"github.com/replaykit/replay/internal/pgtest"
@@ -103,6 +105,7 @@ type runJSON struct {
 
 func decodeRunJSON(t *testing.T, stdout string) runJSON {
 	t.Helper()
+	schematest.Check(t, "run", []byte(stdout))
 	var v runJSON
 	dec := json.NewDecoder(strings.NewReader(stdout))
 	dec.DisallowUnknownFields()
