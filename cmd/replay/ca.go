@@ -19,7 +19,7 @@ import (
 type caOptions struct {
 	dir     string
 	formats []string
-	stdout io.Writer
+	stdout  io.Writer
 }
 
 func newCmdCA(s streams) *cobra.Command {
