@@ -91,11 +91,14 @@ func Describe(c *CA) (*Info, error) {
 	return info, nil
 }
 
-// WriteJSON writes info as indented JSON.
+// WriteJSON writes info as indented JSON, its schema_version
+// JSONSchemaVersion.
 func (info *Info) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(info)
+	doc := *info
+	doc.SchemaVersion = JSONSchemaVersion
+	return enc.Encode(&doc)
 }
 
 // WriteEnv writes an export line per variable of TrustEnv, for a POSIX
