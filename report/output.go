@@ -142,16 +142,18 @@ func RelativeArtifacts(as []Artifact, dir string) []Artifact {
 	return out
 }
 
-// OneFormat reads the --format values of a command that prints one
-// document to stdout (inspect: text or json; ca: text, json or env): each
-// value may be a comma-separated list, repeats are one, and anything but
-// one of allowed (the first is the default) is an error naming them.
+// OneFormat reads the --format values of a command that writes one
+// document (inspect: text or json; ca: text, json or env; snapshot
+// export: jsonl or har): each value may be a comma-separated list, repeats
+// are one, and anything but one of allowed (the first is the default) is
+// an error naming them. With no allowed, any one name goes (the caller
+// checks it) and none gives "".
 func OneFormat(values []string, allowed ...string) (string, error) {
 	var names []string
 	for _, v := range values {
 		for name := range strings.SplitSeq(v, ",") {
 			name = strings.ToLower(strings.TrimSpace(name))
-			if !slices.Contains(allowed, name) {
+			if len(allowed) > 0 && !slices.Contains(allowed, name) {
 				return "", fmt.Errorf("--format %q: want %s", name, strings.Join(allowed, ", "))
 			}
 			if !slices.Contains(names, name) {
@@ -159,11 +161,13 @@ func OneFormat(values []string, allowed ...string) (string, error) {
 			}
 		}
 	}
-	switch len(names) {
-	case 0:
+	switch {
+	case len(names) == 0 && len(allowed) == 0:
+		return "", nil
+	case len(names) == 0:
 		return allowed[0], nil
-	case 1:
+	case len(names) == 1:
 		return names[0], nil
 	}
-	return "", fmt.Errorf("--format %s: give one format (it goes to stdout)", strings.Join(names, ","))
+	return "", fmt.Errorf("--format %s: give one format", strings.Join(names, ","))
 }

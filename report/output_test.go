@@ -104,3 +104,26 @@ func TestOutputFlags(t *testing.T) {
 		t.Errorf("no directory flag: %v", err)
 	}
 }
+
+func TestOneFormat(t *testing.T) {
+	tests := []struct {
+		values  []string
+		allowed []string
+		want    string
+		err     string
+	}{
+		{nil, []string{"text", "json"}, "text", ""},
+		{[]string{"JSON", "json,json"}, []string{"text", "json"}, "json", ""},
+		{[]string{"json", "text"}, []string{"text", "json"}, "", "--format json,text: give one format"},
+		{[]string{"yaml"}, []string{"text", "json"}, "", `--format "yaml": want text, json`},
+		{nil, nil, "", ""},
+		{[]string{"har"}, nil, "har", ""},
+		{[]string{"har,jsonl"}, nil, "", "give one format"},
+	}
+	for _, tt := range tests {
+		got, err := OneFormat(tt.values, tt.allowed...)
+		if got != tt.want || (err == nil) != (tt.err == "") || (err != nil && !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("OneFormat(%q, %q) = %q, %v; want %q, %q", tt.values, tt.allowed, got, err, tt.want, tt.err)
+		}
+	}
+}

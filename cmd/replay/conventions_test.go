@@ -149,4 +149,18 @@ func TestOneFormatCommands(t *testing.T) {
 		t.Fatalf("ca: exit %d, %s", code, stderr)
 	}
 	schematest.Check(t, "ca", []byte(stdout))
+	code, stdout, _ = cliRun(t, "", "snapshot", "export", snap, "--format", "jsonl,JSONL")
+	if code != exitOK || !strings.HasPrefix(stdout, `{"format":"replay-jsonl"`) {
+		t.Errorf("snapshot export --format jsonl,JSONL: exit %d, %.80s", code, stdout)
+	}
+	for _, args := range [][]string{
+		{"snapshot", "export", snap, "--format", "jsonl", "--format", "har"},
+		{"snapshot", "import", snap, "--format", "har,jsonl", "--out", filepath.Join(t.TempDir(), "x.snap")},
+		{"inspect", snap, "--format", "text,json"},
+	} {
+		code, _, stderr := cliRun(t, "", args...)
+		if code != exitUsage || !strings.Contains(stderr, ": give one format") {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and give one format", args, code, stderr)
+		}
+	}
 }
