@@ -70,8 +70,8 @@ type CompareResult struct {
 // each with its own mock and SQL counter, under one plan (see
 // replayer.Compare), then compares the two run files. Canceling ctx stops
 // it with an error; the run files keep what was measured. Any other error
-// removes the files and the directory it created, but for a build log
-// that holds output, which the error names.
+// removes the files and the directory it created, but for a log (a
+// build's, the reset's) that holds output, which the error names.
 func Compare(ctx context.Context, cfg CompareConfig) (res *CompareResult, err error) {
 	var lo leftovers
 	keep := false
@@ -187,7 +187,7 @@ func (cfg *CompareConfig) prepare(lo *leftovers) ([2]*Side, error) {
 		lo.file(sc.LogPath, true)
 	}
 	if cfg.Reset != "" && cfg.Dir != "" {
-		lo.file(filepath.Join(cfg.Dir, ResetLog), false)
+		lo.file(filepath.Join(cfg.Dir, ResetLog), true)
 	}
 	for i, sc := range scs {
 		sides[i] = &Side{cfg: &cfg.Config, sc: *sc, paired: true}

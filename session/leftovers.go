@@ -11,15 +11,16 @@ import (
 
 // leftovers are the directory and the files a run or a comparison
 // creates, removed when it fails, so that a command that could not run
-// leaves nothing behind. A build log that holds output is kept, and the
-// error names it: it is where a user learns why the build failed.
+// leaves nothing behind. A log that holds output (a build's, the reset
+// command's) is kept, and the error names it: it is where a user learns
+// why the build or the reset failed.
 type leftovers struct {
 	dir   string   // the directory created; "" when it existed
 	files []string // files that did not exist before
-	logs  []string // the build logs among files
+	logs  []string // the logs among files
 }
 
-// file notes path, unless it exists already; log marks a build log.
+// file notes path, unless it exists already; log marks a log.
 func (l *leftovers) file(path string, log bool) {
 	if path == "" {
 		return
@@ -46,7 +47,7 @@ func (l *leftovers) mkdir(dir string) error {
 }
 
 // clean removes what was noted after err, which it returns naming the
-// build logs kept.
+// logs kept.
 func (l *leftovers) clean(err error) error {
 	var kept []string
 	for _, p := range l.files {
@@ -68,7 +69,7 @@ func (l *leftovers) clean(err error) error {
 		os.Remove(l.dir) // when empty
 	}
 	if len(kept) > 0 {
-		return fmt.Errorf("%w (the build's output is in %s)", err, strings.Join(kept, " and "))
+		return fmt.Errorf("%w (logs kept: %s)", err, strings.Join(kept, ", "))
 	}
 	return err
 }

@@ -46,7 +46,7 @@ func TestFailedCommandsLeaveNothingBehind(t *testing.T) {
 		{"compare, default directory, build exits", append([]string{"compare", "--snapshot", snap, "--baseline-cmd", "exit 3", "--candidate-cmd", "exit 3"}, quiet...), nil, "exited with status 3"},
 		{"compare --out, target never listens", append([]string{"compare", "--snapshot", snap, "--baseline-url", "http://127.0.0.1:1", "--candidate-url", "http://127.0.0.1:1", "--out", "cmp"}, quiet...), nil, "is not listening"},
 		{"compare --out nested, build prints and exits", append([]string{"compare", "--snapshot", snap, "--baseline-cmd", "echo boom; exit 3", "--candidate-cmd", "exit 3", "--out", "a/b"}, quiet...),
-			[]string{"a", "a/b", "a/b/baseline.log"}, "boom (the build's output is in a/b/baseline.log)"},
+			[]string{"a", "a/b", "a/b/baseline.log"}, "boom (logs kept: a/b/baseline.log)"},
 		{"run, build exits", []string{"run", "--snapshot", snap, "--cmd", "exit 3", "--out", "r.run", "--report-dir", "reports"}, nil, "exited with status 3"},
 		{"run, target never listens", []string{"run", "--snapshot", snap, "--target", "http://127.0.0.1:1", "--start-timeout", "200ms", "--out", "r.run"}, nil, "is not listening"},
 		{"report --out, not a comparison", []string{"report", t.TempDir(), "--out", "rep"}, nil, "not the output directory"},

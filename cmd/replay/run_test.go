@@ -411,7 +411,7 @@ func TestRunBuildThatExitsAtOnce(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.run")
 	code, _, stderr := replayRun(t, "--snapshot", snap, "--out", out, "--cmd", "echo 'listen: address in use' >&2; exit 1")
 	want := `replay: build "echo 'listen: address in use' >&2; exit 1" exited with status 1 before answering on port `
-	if code != exitError || !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr, ": listen: address in use (the build's output is in "+out+".build.log)\n") {
+	if code != exitError || !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr, ": listen: address in use (logs kept: "+out+".build.log)\n") {
 		t.Errorf("exit %d, stderr %q; want exit 1 and %q…", code, stderr, want)
 	}
 	if _, err := os.Stat(out); err == nil {
