@@ -1,11 +1,13 @@
 # replay — build, test, demo, bench, lint.
 GO ?= go
 PKGS := ./...
+# Where `make build` writes the binary (the GitHub Action sets it).
+BIN ?= bin/replay
 
 .PHONY: build test test-short fuzz-short demo bench lint clean
 
 build:
-	$(GO) build -buildvcs=auto -o bin/replay ./cmd/replay
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/replay
 
 # All tests, with the race detector, against real PostgreSQL clusters that the
 # tests start themselves (internal/pgtest).
@@ -26,7 +28,7 @@ test-short:
 	$(GO) test -short -timeout 10m $(PKGS)
 
 demo: build
-	./bin/replay demo
+	$(BIN) demo
 
 bench:
 	./scripts/bench

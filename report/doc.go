@@ -17,7 +17,9 @@
 //     do) — fit for a pull-request comment, a CI step summary and an agent.
 //   - JUnit XML has a test case per endpoint (a comparison's regression
 //     fails it, an inconclusive endpoint is skipped; in a run report an
-//     endpoint fails when a goal on it was missed) and per goal.
+//     endpoint fails when a goal on it was missed) and per goal, wiring
+//     faults as errors; it keeps the junit-10 schema's rules (Jenkins'
+//     xUnit plugin) and its times are seconds of the run's load.
 //   - HTML is one self-contained page: inline CSS, no scripts, no external
 //     assets.
 //

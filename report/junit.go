@@ -5,28 +5,44 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/replaykit/replay/analyzer"
 )
 
-// JUnit XML, as CI systems read it (the de-facto schema of Ant's and
-// Maven's surefire reports).
+// JUnit XML as CI systems read it, within the rules of the junit-10 schema
+// that Jenkins' xUnit plugin validates against (GitLab's and GitHub's
+// reporters read the same elements):
+//   - <testsuites> carries name, time, tests, failures and errors only;
+//   - every <testsuite> has name, tests, failures, errors, skipped and
+//     time, and timestamp when the run's start is known;
+//   - times are seconds with at most three decimals.
+//
+// Times are seconds of the run's load: an endpoint's test case takes the
+// endpoint's share of the load time (its share of the load's requests
+// times the load phase's duration, summed over both builds in a
+// comparison), so its suite's time is the load time and the cases add up
+// to it. Cases that judge the run's figures again (goals, the answers,
+// wiring faults, failed requests) take no time of their own: 0.
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
 	Name     string       `xml:"name,attr"`
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
-	Skipped  int          `xml:"skipped,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Time     string       `xml:"time,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Time     string      `xml:"time,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name      string      `xml:"name,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Errors    int         `xml:"errors,attr"`
+	Skipped   int         `xml:"skipped,attr"`
+	Time      string      `xml:"time,attr"`
+	Timestamp string      `xml:"timestamp,attr,omitempty"`
+	Cases     []junitCase `xml:"testcase"`
 }
 
 type junitCase struct {
@@ -34,6 +50,7 @@ type junitCase struct {
 	Classname string        `xml:"classname,attr"`
 	Time      string        `xml:"time,attr"`
 	Failure   *junitMessage `xml:"failure,omitempty"`
+	Error     *junitMessage `xml:"error,omitempty"`
 	Skipped   *junitMessage `xml:"skipped,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
 }
@@ -44,24 +61,39 @@ type junitMessage struct {
 	Text    string `xml:",chardata"`
 }
 
+// newSuite is an empty suite named name (its cases' classname) that
+// started at start (zero: unknown) and takes no time until told.
+func newSuite(name string, start time.Time) junitSuite {
+	s := junitSuite{Name: name, Time: junitTime(0)}
+	if !start.IsZero() {
+		// ISO 8601 without a zone, as Ant and Surefire write it: UTC.
+		s.Timestamp = start.UTC().Format("2006-01-02T15:04:05")
+	}
+	return s
+}
+
 func (s *junitSuite) add(c junitCase) {
 	s.Tests++
-	if c.Failure != nil {
+	switch {
+	case c.Failure != nil:
 		s.Failures++
-	}
-	if c.Skipped != nil {
+	case c.Error != nil:
+		s.Errors++
+	case c.Skipped != nil:
 		s.Skipped++
 	}
 	s.Cases = append(s.Cases, c)
 }
 
+// add adds s unless it has no cases; the skipped count stays with the
+// suites (junit-10 has none on <testsuites>).
 func (ss *junitSuites) add(s junitSuite) {
 	if len(s.Cases) == 0 {
 		return
 	}
 	ss.Tests += s.Tests
 	ss.Failures += s.Failures
-	ss.Skipped += s.Skipped
+	ss.Errors += s.Errors
 	ss.Suites = append(ss.Suites, s)
 }
 
@@ -78,10 +110,10 @@ func writeXML(w io.Writer, v any) error {
 	return err
 }
 
-func goalSuite(class string, goals []analyzer.GoalResult) junitSuite {
-	s := junitSuite{Name: class, Time: "0"}
+func goalSuite(class string, goals []analyzer.GoalResult, start time.Time) junitSuite {
+	s := newSuite(class, start)
 	for _, g := range goals {
-		c := junitCase{Name: g.Goal, Classname: class, Time: "0",
+		c := junitCase{Name: g.Goal, Classname: class, Time: junitTime(0),
 			SystemOut: fmt.Sprintf("expected %s, actual %s", g.Expected, actual(g))}
 		if !g.Passed {
 			msg := fmt.Sprintf("goal %s missed: expected %s, actual %s", g.Goal, g.Expected, actual(g))
@@ -102,19 +134,43 @@ func endpointOut(x *analyzer.EndpointSummary) string {
 		analyzer.FormatMs(x.Latency.P99), analyzer.FormatMs(x.Latency.Max), perRequest(&x.SQL))
 }
 
-// seconds3 formats milliseconds as JUnit seconds.
-func seconds3(ms float64) string { return fmt.Sprintf("%.3f", ms/1000) }
+// junitTime formats d as JUnit seconds: three decimals, never negative
+// (junit-10's SUREFIRE_TIME).
+func junitTime(d time.Duration) string { return fmt.Sprintf("%.3f", max(d, 0).Seconds()) }
+
+// loadShare is x's share of s's load time: the load phase's duration
+// times x's share of its requests; 0 when either is unknown.
+func loadShare(s *analyzer.Summary, x *analyzer.EndpointSummary) time.Duration {
+	if s == nil || s.Overall == nil || s.Overall.Requests == 0 || x == nil {
+		return 0
+	}
+	return time.Duration(float64(s.Duration) * float64(x.Requests) / float64(s.Overall.Requests))
+}
+
+// startOf is the earliest known start of the summaries' runs.
+func startOf(sums ...*analyzer.Summary) time.Time {
+	var t time.Time
+	for _, s := range sums {
+		if st := s.Info.Started; !st.IsZero() && (t.IsZero() || st.Before(t)) {
+			t = st
+		}
+	}
+	return t
+}
 
 // RunJUnit writes a run report as JUnit XML: a test case per goal (failed
 // when missed) and per endpoint (failed when a goal on it was missed; its
-// time is the endpoint's p95).
+// time is the endpoint's share of the load time), wiring faults as errors,
+// differing answers and too many failed requests as failures.
 func RunJUnit(w io.Writer, r *RunReport) error {
 	s := r.Summary
-	ss := junitSuites{Name: "replay run"}
-	ss.add(goalSuite("replay.goals", r.Goals))
-	eps := junitSuite{Name: "replay.endpoints", Time: seconds3(float64(s.Duration.Milliseconds()))}
+	start := startOf(s)
+	ss := junitSuites{Name: "replay run", Time: junitTime(s.Duration)}
+	ss.add(goalSuite("replay.goals", r.Goals, start))
+	eps := newSuite("replay.endpoints", start)
+	eps.Time = junitTime(s.Duration)
 	for _, x := range s.Endpoints {
-		c := junitCase{Name: x.Endpoint, Classname: "replay.endpoints", Time: seconds3(x.Latency.P95), SystemOut: endpointOut(x)}
+		c := junitCase{Name: x.Endpoint, Classname: eps.Name, Time: junitTime(loadShare(s, x)), SystemOut: endpointOut(x)}
 		var missed []string
 		for _, g := range r.Goals {
 			if g.Endpoint == x.Endpoint && !g.Passed {
@@ -128,13 +184,13 @@ func RunJUnit(w io.Writer, r *RunReport) error {
 		eps.add(c)
 	}
 	ss.add(eps)
-	ss.add(wiringSuite(r.Faults()))
-	ss.add(responsesSuite(r.Responses))
+	ss.add(wiringSuite(r.Faults(), start))
+	ss.add(responsesSuite(r.Responses, start))
 	if why := r.Failures.Why(); why != "" {
-		c := junitCase{Name: "failed requests", Classname: "replay.failures", Time: "0", SystemOut: strings.Join(failureNotes(r), "\n")}
-		c.Failure = &junitMessage{Message: why, Type: "failures", Text: why + "\n" + strings.Join(failureNotes(r), "\n")}
-		fs := junitSuite{Name: "replay.failures", Time: "0"}
-		fs.add(c)
+		notes := strings.Join(failureNotes(r), "\n")
+		fs := newSuite("replay.failures", start)
+		fs.add(junitCase{Name: "failed requests", Classname: fs.Name, Time: junitTime(0), SystemOut: notes,
+			Failure: &junitMessage{Message: why, Type: "failures", Text: why + "\n" + notes}})
 		ss.add(fs)
 	}
 	return writeXML(w, ss)
@@ -142,13 +198,17 @@ func RunJUnit(w io.Writer, r *RunReport) error {
 
 // ComparisonJUnit writes a comparison as JUnit XML: a test case per
 // endpoint (failed on a regression, skipped when inconclusive, with the
-// explanation as message) and per goal.
+// explanation as message; its time is the endpoint's share of both builds'
+// load time), per goal, and an error per wiring fault.
 func ComparisonJUnit(w io.Writer, r *ComparisonReport) error {
 	c := r.Comparison
-	ss := junitSuites{Name: "replay compare"}
-	eps := junitSuite{Name: "replay.compare", Time: "0"}
+	start := startOf(c.Baseline, c.Candidate)
+	load := c.Baseline.Duration + c.Candidate.Duration
+	ss := junitSuites{Name: "replay compare", Time: junitTime(load)}
+	eps := newSuite("replay.compare", start)
+	eps.Time = junitTime(load)
 	for _, x := range c.Endpoints {
-		tc := junitCase{Name: x.Endpoint, Classname: "replay.compare", Time: seconds3(x.Candidate.Latency.P95),
+		tc := junitCase{Name: x.Endpoint, Classname: eps.Name, Time: junitTime(loadShare(c.Baseline, x.Baseline) + loadShare(c.Candidate, x.Candidate)),
 			SystemOut: fmt.Sprintf("%s: %s\nbaseline:  %s\ncandidate: %s", x.Verdict, x.Explanation, endpointOut(x.Baseline), endpointOut(x.Candidate))}
 		switch x.Verdict {
 		case analyzer.Regression:
@@ -162,7 +222,7 @@ func ComparisonJUnit(w io.Writer, r *ComparisonReport) error {
 		eps.add(tc)
 	}
 	ss.add(eps)
-	ss.add(goalSuite("replay.goals", r.Goals))
-	ss.add(wiringSuite(c.Faults))
+	ss.add(goalSuite("replay.goals", r.Goals, start))
+	ss.add(wiringSuite(c.Faults, start))
 	return writeXML(w, ss)
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/replaykit/replay/analyzer"
 )
@@ -90,13 +91,13 @@ func checkNext(rc *analyzer.ResponseCheck, q quoter) string {
 
 // responsesSuite is a JUnit suite of a run's check of answers: a case per
 // endpoint, failed when an answer differs from the recording.
-func responsesSuite(rc *analyzer.ResponseCheck) junitSuite {
-	s := junitSuite{Name: "replay.responses", Time: "0"}
+func responsesSuite(rc *analyzer.ResponseCheck, start time.Time) junitSuite {
+	s := newSuite("replay.responses", start)
 	if rc == nil {
 		return s
 	}
 	for _, e := range rc.Endpoints {
-		c := junitCase{Name: e.Endpoint, Classname: "replay.responses", Time: "0",
+		c := junitCase{Name: e.Endpoint, Classname: s.Name, Time: junitTime(0),
 			SystemOut: fmt.Sprintf("%d answers compared with the recording, %d differing", e.Responses.Compared, e.Responses.Differing)}
 		if e.Responses.Differing > 0 {
 			msg := e.Responses.Sentence()

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/replaykit/replay/analyzer"
 )
@@ -62,14 +63,13 @@ func faultNotes(faults []analyzer.Fault) []string {
 	return out
 }
 
-// wiringSuite is a failed JUnit test case per wiring fault; empty (left
-// out) when there are none.
-func wiringSuite(faults []analyzer.Fault) junitSuite {
-	const class = "replay.wiring"
-	s := junitSuite{Name: class, Time: "0"}
+// wiringSuite is a JUnit test case in error per wiring fault (the figures
+// do not measure what they claim); empty (left out) when there are none.
+func wiringSuite(faults []analyzer.Fault, start time.Time) junitSuite {
+	s := newSuite("replay.wiring", start)
 	for _, f := range faults {
-		s.add(junitCase{Name: f.Side + " " + f.Kind, Classname: class, Time: "0",
-			Failure: &junitMessage{Message: f.Text, Type: "wiring", Text: f.Text}})
+		s.add(junitCase{Name: f.Side + " " + f.Kind, Classname: s.Name, Time: junitTime(0),
+			Error: &junitMessage{Message: f.Text, Type: "wiring", Text: f.Text}})
 	}
 	return s
 }

@@ -121,6 +121,7 @@ const (
 	ReasonBaseline  = "varies between the baseline's answers to the same request"
 	ReasonRecording = "differs between the recording and the baseline"
 	ReasonBuild     = "varies between the build's answers to the same request"
+	ReasonCandidate = "varies between the candidate's answers to the same request, one of them as the baseline's"
 	ReasonRedacted  = "redacted in the recording"
 	ReasonRule      = "--ignore"
 )
@@ -131,6 +132,8 @@ type learnPair struct {
 	a, b         Answer
 	hostA, hostB string
 	reason       string
+	// keep, when set, says which of the pair's differences are noise.
+	keep func(Diff) bool
 }
 
 // Endpoint compares the candidate's answers to one endpoint's requests
@@ -152,7 +155,7 @@ func (c *Comparer) Endpoint(base, cand, recorded *Side) *Summary {
 	for _, id := range sortedIDs(base.Samples) {
 		as := base.Samples[id]
 		for i := 1; i < len(as); i++ {
-			learn = append(learn, learnPair{as[i-1], as[i], base.Host, base.Host, ReasonBaseline})
+			learn = append(learn, learnPair{as[i-1], as[i], base.Host, base.Host, ReasonBaseline, nil})
 		}
 	}
 	if recorded != nil {
@@ -162,11 +165,46 @@ func (c *Comparer) Endpoint(base, cand, recorded *Side) *Summary {
 			// nothing of what varies in the body: learning from it would
 			// hide every body difference.
 			if len(r) > 0 && r[0].Status == as[0].Status && !r[0].Truncated && !(len(r[0].Body) == 0 && len(as[0].Body) > 0) {
-				learn = append(learn, learnPair{r[0], as[0], recorded.Host, base.Host, ReasonRecording})
+				learn = append(learn, learnPair{r[0], as[0], recorded.Host, base.Host, ReasonRecording, nil})
 			}
 		}
 	}
-	return c.run(base, cand, learn, false)
+	return c.run(base, cand, append(learn, c.candidateNoise(base, cand)...), false)
+}
+
+// candidateNoise is what varies between the candidate's answers to the
+// same request where one of them agrees with the baseline there: a value
+// that follows state the builds share (a sequence both draw from, reset
+// between phases) rather than the build, such as the id a POST makes up
+// when the baseline answered it twice at the same point of the sequence
+// and the candidate did not. A change the candidate made keeps every one
+// of its answers apart from the baseline's, and stays a difference.
+func (c *Comparer) candidateNoise(base, cand *Side) []learnPair {
+	var learn []learnPair
+	user := &noise{user: c.unordered}
+	for _, id := range sortedIDs(cand.Samples) {
+		as, bs := cand.Samples[id], base.Samples[id]
+		if len(as) < 2 || len(bs) == 0 {
+			continue
+		}
+		// The general paths at which each candidate answer differs from
+		// the baseline's first.
+		apart := make([]map[string]bool, len(as))
+		for k, a := range as {
+			env := &pairEnv{headers: c.headers, unordered: user.unordered, hostA: hostOf(base.Host), hostB: hostOf(cand.Host)}
+			apart[k] = map[string]bool{}
+			for _, d := range diffAnswers(bs[0], a, env) {
+				apart[k][d.General()] = true
+			}
+		}
+		agrees := func(d Diff) bool {
+			return slices.ContainsFunc(apart, func(m map[string]bool) bool { return !m[d.General()] })
+		}
+		for i := 1; i < len(as); i++ {
+			learn = append(learn, learnPair{as[i-1], as[i], cand.Host, cand.Host, ReasonCandidate, agrees})
+		}
+	}
+	return learn
 }
 
 // Check compares a build's answers with the recorded ones (RecordedSide),
@@ -178,7 +216,7 @@ func (c *Comparer) Check(build, recorded *Side) *Summary {
 	for _, id := range sortedIDs(build.Samples) {
 		as := build.Samples[id]
 		for i := 1; i < len(as); i++ {
-			learn = append(learn, learnPair{as[i-1], as[i], build.Host, build.Host, ReasonBuild})
+			learn = append(learn, learnPair{as[i-1], as[i], build.Host, build.Host, ReasonBuild, nil})
 		}
 	}
 	return c.run(recorded, build, learn, true)
@@ -250,7 +288,7 @@ func (c *Comparer) learnNoise(learn []learnPair) *noise {
 	for _, p := range learn {
 		env := &pairEnv{headers: c.headers, unordered: n.unordered, hostA: hostOf(p.hostA), hostB: hostOf(p.hostB)}
 		for _, d := range diffAnswers(p.a, p.b, env) {
-			if _, ok := firstMatch(c.ignore, d); ok {
+			if _, ok := firstMatch(c.ignore, d); ok || (p.keep != nil && !p.keep(d)) {
 				continue
 			}
 			g := d.General()

@@ -314,3 +314,34 @@ func TestEndpointStatus(t *testing.T) {
 		t.Errorf("sentence %q, want %q", got, want)
 	}
 }
+
+// TestEndpointCandidateSequence: a POST's made-up id, drawn from a
+// sequence reset before each phase, came out the same in the baseline's
+// two answers and differed in the candidate's, one of which is the
+// baseline's: noise, not a change. A candidate whose every answer is apart
+// from the baseline's still differs.
+func TestEndpointCandidateSequence(t *testing.T) {
+	base := answers(10, func(id int64, k int) string {
+		return fmt.Sprintf(`{"id":%d,"total":%d}`, 60+id, id*10)
+	})
+	cand := answers(10, func(id int64, k int) string {
+		return fmt.Sprintf(`{"id":%d,"total":%d}`, 60+id+int64(k)*44, id*10)
+	})
+	s := compile(t, Rules{}).Endpoint(base, cand, nil)
+	if s.Differing != 0 || len(s.Differences) != 0 {
+		t.Errorf("differing %d: %+v; want none", s.Differing, s.Differences)
+	}
+	wantIgnored := []Ignored{{Path: "$.id", Reason: ReasonCandidate, Count: 10}}
+	if diff := cmp.Diff(wantIgnored, s.Ignored); diff != "" {
+		t.Errorf("ignored (-want +got):\n%s", diff)
+	}
+
+	// Every candidate answer apart: the id is a string now, and it varies.
+	changed := answers(10, func(id int64, k int) string {
+		return fmt.Sprintf(`{"id":"%d","total":%d}`, 60+id+int64(k)*44, id*10)
+	})
+	s = compile(t, Rules{}).Endpoint(base, changed, nil)
+	if s.Differing != 20 || len(s.Differences) != 1 || s.Differences[0].Path != "$.id" {
+		t.Errorf("differing %d: %+v; want 20 at $.id", s.Differing, s.Differences)
+	}
+}
