@@ -77,8 +77,9 @@ type ComparePlan struct {
 	// before an interleaved load (side ""), since both sides then share it,
 	// and before each side's load when sequential. An error stops Compare.
 	Reset func(ctx context.Context, side, phase string) error
-	// Progress, when set, is told how the comparison goes, every
-	// Load.ProgressInterval (zero: 250ms) during each slice and at its end.
+	// Progress, when set, is told how the comparison goes: as each slice
+	// starts, every Load.ProgressInterval (zero: 250ms) during it and at
+	// its end.
 	Progress func(CompareProgress)
 
 	// Calibrate, when positive, makes the load fair: both sides' warmups

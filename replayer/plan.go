@@ -51,8 +51,9 @@ type LoadPlan struct {
 	// requests of every endpoint, one at a time (see Replayer.Explain).
 	Explain int
 
-	// Progress, when set, is called every ProgressInterval (zero: 250ms) from
-	// a goroutine of Run, and once more at the end.
+	// Progress, when set, is called as the load starts, every
+	// ProgressInterval (zero: 250ms) from a goroutine of Run, and once more
+	// at the end.
 	Progress         func(Progress)
 	ProgressInterval time.Duration
 }

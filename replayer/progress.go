@@ -157,7 +157,8 @@ func (c *counters) progress(p LoadPlan, duration time.Duration, total int64, fin
 	return pr
 }
 
-// reporter calls p.Progress periodically until stopped.
+// reporter calls p.Progress as the call starts, periodically until
+// stopped, and once more at the end.
 type reporter struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -170,6 +171,7 @@ func startReporter(p LoadPlan, c *counters, duration time.Duration, total int64)
 		return r
 	}
 	r.fn = func(final bool) { p.Progress(c.progress(p, duration, total, final)) }
+	r.fn(false) // at once: a watcher learns of the call as it starts
 	every := p.ProgressInterval
 	if every <= 0 {
 		every = 250 * time.Millisecond

@@ -84,6 +84,11 @@ func Compare(ctx context.Context, cfg CompareConfig) (res *CompareResult, err er
 	if err != nil {
 		return nil, fmt.Errorf("compare: %w", err)
 	}
+	finish, err := cfg.startObserver(ctx, "compare", cfg.Baseline.Name, cfg.Candidate.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { finish(Outcome{Comparison: res.report(), Dir: cfg.Dir, Err: err}) }()
 	for _, s := range sides {
 		defer s.Close()
 	}
@@ -94,12 +99,13 @@ func Compare(ctx context.Context, cfg CompareConfig) (res *CompareResult, err er
 	if plan.Reset == nil && cfg.Reset != "" {
 		plan.Reset = ResetCommand(cfg.Reset, filepath.Join(cfg.Dir, ResetLog))
 	}
+	observeCompare(&plan, cfg.Observer)
 	var looks *looker
 	if plan.MaxDuration > plan.Load.Duration && plan.Look == nil {
 		if looks, err = newLooker(&cfg, sides); err != nil {
 			return nil, fmt.Errorf("compare: %w", err)
 		}
-		plan.Look = looks.look
+		plan.Look, looks.progress = looks.look, plan.Progress
 	}
 	settings := cfg.sharedSettings(cfg.Goals, plan.Explain)
 	comparePlanSettings(settings, plan, cfg.maxInFlight())
@@ -112,7 +118,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (res *CompareResult, err er
 			return nil, fmt.Errorf("compare: %w", err)
 		}
 		s.explainWeights(plan.Explain)
-		rs[i] = replayer.Side{Name: s.sc.Name, Replayer: s.rp, Sink: s.run, Measure: s.measure}
+		rs[i] = replayer.Side{Name: s.sc.Name, Replayer: s.rp, Sink: observe(s.run, cfg.Observer, s.sc.Name), Measure: s.measure}
 	}
 	st, runErr := replayer.Compare(ctx, plan, rs[0], rs[1])
 	analysis := cfg.Analysis
@@ -141,6 +147,14 @@ func Compare(ctx context.Context, cfg CompareConfig) (res *CompareResult, err er
 	}
 	rep.Artifacts = cfg.artifacts(sides)
 	return &CompareResult{Report: rep, Stats: st, Dir: cfg.Dir, Sides: sides}, nil
+}
+
+// report is r's report; nil when r is.
+func (r *CompareResult) report() *report.ComparisonReport {
+	if r == nil {
+		return nil
+	}
+	return r.Report
 }
 
 // prepare checks cfg, fills the sides' files from Dir and creates it,

@@ -90,6 +90,9 @@ type Config struct {
 	// (the zero Limits: the defaults); a listen address without a host is
 	// loopback.
 	Limits listen.Limits
+	// Observer, when set, watches the session as it goes (a live
+	// dashboard); nil costs nothing.
+	Observer Observer
 
 	authority *ca.CA // loaded from CADir by check, with Mock
 }

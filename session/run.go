@@ -73,7 +73,13 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	if _, err := os.Stat(cfg.Side.RunPath); err == nil {
 		return nil, fmt.Errorf("run: %s: %w", cfg.Side.RunPath, snapshots.ErrExists)
 	}
-	var lo leftovers
+	finish, err := cfg.startObserver(ctx, "run", cfg.Side.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { finish(Outcome{Run: res.report(), Err: err}) }()
+	observeRun(&cfg.Plan, cfg.Observer, cfg.Side.Name)
+	var lo leftovers // its clean runs before finish: the observer gets the final error
 	lo.file(cfg.Side.RunPath, false)
 	lo.file(cfg.Side.LogPath, true)
 	defer func() {
@@ -100,7 +106,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	// report needs no second pass over the file.
 	s.explainWeights(cfg.Plan.Explain)
 	sink := newSummarySink(ctx, s.run, s.info)
-	st, runErr := runMeasured(ctx, s, cfg.Plan, sink)
+	st, runErr := runMeasured(ctx, s, cfg.Plan, observe(sink, cfg.Observer, cfg.Side.Name))
 	sum, sumErr := sink.summary()
 	if sumErr == nil && sum.Overall != nil && sum.Overall.Failed > 0 {
 		s.noteExit(time.Second)
@@ -140,6 +146,9 @@ func runMeasured(ctx context.Context, s *Side, p replayer.LoadPlan, sink replaye
 		return replayer.Stats{}, fmt.Errorf("replayer: %w", err)
 	}
 	if p.Explain > 0 {
+		if s.cfg.Observer != nil {
+			s.cfg.Observer.Progress(replayer.CompareProgress{Side: s.sc.Name, Phase: snapshots.PhaseExplain})
+		}
 		if _, err := s.rp.Explain(ctx, p.Explain, p.Slice, sink); err != nil {
 			return replayer.Stats{}, err
 		}
@@ -147,6 +156,14 @@ func runMeasured(ctx context.Context, s *Side, p replayer.LoadPlan, sink replaye
 	}
 	defer s.measure()()
 	return s.rp.Run(ctx, p, sink)
+}
+
+// report is r's report; nil when r is.
+func (r *RunResult) report() *report.RunReport {
+	if r == nil {
+		return nil
+	}
+	return r.Report
 }
 
 func maxStage(p replayer.LoadPlan) int {

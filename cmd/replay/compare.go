@@ -105,6 +105,7 @@ func newCmdCompare(s streams) *cobra.Command {
 // returns the report; the caller maps !rep.Passed() to exit 99. Its errors
 // are usage errors (usagef) or failures to run.
 func compareRun(ctx context.Context, opts *compareOptions, s streams) (*report.ComparisonReport, error) {
+	defer opts.dashboard.Close()
 	if len(opts.runs) > 0 {
 		if len(opts.runs) != 2 {
 			return nil, usagef("compare: give two run files, RUN_A RUN_B (got %d)", len(opts.runs))

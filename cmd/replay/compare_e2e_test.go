@@ -271,6 +271,7 @@ func TestCompareEndToEnd(t *testing.T) {
 				t.Errorf("output file: %v", err)
 			}
 		}
+		t.Run("html", func(t *testing.T) { checkReportHTML(t, filepath.Join(out, "report.html"), len(ordersEndpoints)) })
 		// The reports in the directory name its files relative to it.
 		if js, _ := os.ReadFile(filepath.Join(out, "report.json")); string(js) != strings.ReplaceAll(raw, out+"/", "") {
 			t.Errorf("report.json differs from the JSON on stdout with paths relative to its directory")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/replaykit/replay/analyzer"
 	"github.com/replaykit/replay/analyzer/respdiff"
+	"github.com/replaykit/replay/dashboard"
 	"github.com/replaykit/replay/internal/flagval"
 	"github.com/replaykit/replay/internal/listen"
 	"github.com/replaykit/replay/replayer"
@@ -33,6 +35,7 @@ type replayFlags struct {
 	goals        []string
 	limits       listen.Limits
 	rules        respdiff.Rules // how answers are compared
+	dashboard    dashboard.Options
 	// changed reports whether a flag was given (some conflict only then).
 	changed func(name string) bool
 }
@@ -48,6 +51,7 @@ func (r *replayFlags) addFlags(f *pflag.FlagSet) {
 	r.postgres.addFlags(f)
 	r.limits.AddFlags(f)
 	r.rules.AddFlags(f)
+	r.dashboard.AddFlags(f)
 	f.BoolVar(&r.sqlTraced, "sql-traced", false, "the build puts each request's traceparent in its SQL comments (sqlcommenter): count SQL under load too")
 	f.Var(flagval.AutoInt{V: &r.explain}, "explain", "replay up to `N` distinct requests (method, path, query, body) of every endpoint one at a time first (on each side), after one warm-up request per endpoint, for exact SQL counts weighted by the load's mix (default 10 with --postgres, else 0)")
 	f.DurationVar(&r.timeout, "timeout", replayer.DefaultTimeout, "per-request timeout `D`")
@@ -104,12 +108,12 @@ func (r *replayFlags) validate(cmd string, sides int) (*replaySetup, error) {
 	return su, nil
 }
 
-// config loads the snapshot and returns the session's shared config; its
-// errors are prefixed with cmd.
-func (r *replayFlags) config(ctx context.Context, cmd string, su *replaySetup) (session.Config, error) {
+// config loads the snapshot and returns the session's shared config (the
+// dashboard's URL goes to notes); its errors are prefixed with cmd.
+func (r *replayFlags) config(ctx context.Context, cmd string, su *replaySetup, notes io.Writer) (session.Config, error) {
 	c := session.Config{Snapshot: r.snapshot, Endpoints: r.endpoints, Timeout: r.timeout, MaxInFlight: r.maxInFlight,
 		SQLTraced: r.sqlTraced, StartTimeout: r.startTimeout, AllowTruncated: r.mock.allowTruncated, Limits: r.limits,
-		Responses: session.ResponseCapture{Headers: r.rules.Headers}}
+		Responses: session.ResponseCapture{Headers: r.rules.Headers}, Observer: r.dashboard.Observer(notes)}
 	var outbound []*snapshots.Exchange
 	var err error
 	c.Inbound, outbound, err = session.Load(ctx, r.snapshot, r.mock.used())

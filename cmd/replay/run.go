@@ -73,6 +73,7 @@ func newCmdRun(s streams) *cobra.Command {
 }
 
 func runRun(ctx context.Context, opts *runOptions) error {
+	defer opts.dashboard.Close()
 	su, err := opts.setup()
 	if err != nil {
 		return err
@@ -117,7 +118,7 @@ func (opts *runOptions) sessionConfig(ctx context.Context, su *runSetup, notes i
 	if err != nil {
 		return session.RunConfig{}, usagef("--max-failed: %v", err)
 	}
-	c, err := opts.replayFlags.config(ctx, "run", su.replay)
+	c, err := opts.replayFlags.config(ctx, "run", su.replay, opts.stderr)
 	if err != nil {
 		return session.RunConfig{}, err
 	}
