@@ -87,6 +87,16 @@ func New(cfg Config) (*Server, error) {
 // disconnects or ctx is done.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error { return s.srv.Run(ctx, t) }
 
+// ServeStdio serves one client on stdin and stdout (replay mcp) until it
+// disconnects or ctx is done.
+func ServeStdio(ctx context.Context, cfg Config) error {
+	s, err := New(cfg)
+	if err != nil {
+		return err
+	}
+	return s.Run(ctx, &mcp.StdioTransport{})
+}
+
 // Connect serves a client on t in the background, e.g. one end of
 // mcp.NewInMemoryTransports.
 func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession, error) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/replaykit/replay/mcpserver"
@@ -10,10 +9,6 @@ import (
 func newCmdMCP() *cobra.Command {
 	return &cobra.Command{Use: "mcp", Short: "Serve replay's tools to coding agents: an MCP server over stdio", Long: longHelp("mcp"), Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			srv, err := mcpserver.New(mcpserver.Config{}) // this binary's tools, its version
-			if err != nil {
-				return err
-			}
-			return srv.Run(cmd.Context(), &mcp.StdioTransport{})
+			return mcpserver.ServeStdio(cmd.Context(), mcpserver.Config{}) // this binary's tools, its version
 		}}
 }
