@@ -201,18 +201,24 @@ func checkOK(t *testing.T, name string, res *mcp.CallToolResult) {
 // checkStructured checks that res's structured content is the JSON want.
 func checkStructured(t *testing.T, res *mcp.CallToolResult, want []byte) {
 	t.Helper()
-	var w, got any
-	if err := json.Unmarshal(want, &w); err != nil {
-		t.Fatalf("the command's JSON: %v\n%s", err, want)
-	}
 	raw, err := json.Marshal(res.StructuredContent)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(raw, &got); err != nil {
+	checkSameJSON(t, want, raw)
+}
+
+// checkSameJSON checks that got is the JSON document want.
+func checkSameJSON(t *testing.T, want, got []byte) {
+	t.Helper()
+	var w, g any
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatalf("the command's JSON: %v\n%s", err, want)
+	}
+	if err := json.Unmarshal(got, &g); err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(w, got); d != "" {
+	if d := cmp.Diff(w, g); d != "" {
 		t.Errorf("structured content is not the command's JSON (-command +tool):\n%s", d)
 	}
 }

@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -167,11 +168,13 @@ func TestCompareLiveProgress(t *testing.T) {
 	if len(dirs) != 1 {
 		t.Fatalf("output directories %v, want one replay-compare-*", dirs)
 	}
+	// The report as compare printed it: report.json names its artifacts
+	// relative to the directory, the result as they are from the server's.
 	js, err := os.ReadFile(filepath.Join(dirs[0], "report.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkStructured(t, res, js)
+	checkSameJSON(t, withoutArtifacts(t, js, dirs[0]), withoutArtifacts(t, res, work))
 	md, err := os.ReadFile(filepath.Join(dirs[0], "report.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -289,4 +292,43 @@ func TestDemoTool(t *testing.T) {
 	if files := text(t, res, 1); !strings.Contains(files, filepath.Join(out, "demo.snap")) {
 		t.Errorf("demo's files %q do not name its snapshot", files)
 	}
+}
+
+// withoutArtifacts checks that the artifacts a report (a tool's result or
+// a JSON file) names are files, their paths relative to dir, and returns
+// the report without them.
+func withoutArtifacts(t *testing.T, report any, dir string) []byte {
+	t.Helper()
+	raw, ok := report.([]byte)
+	if res, isRes := report.(*mcp.CallToolResult); isRes {
+		var err error
+		if raw, err = json.Marshal(res.StructuredContent); err != nil {
+			t.Fatal(err)
+		}
+	} else if !ok {
+		t.Fatalf("withoutArtifacts of %T", report)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	arts, _ := doc["artifacts"].([]any)
+	if len(arts) == 0 {
+		t.Error("the report names no artifacts")
+	}
+	for _, a := range arts {
+		p, _ := a.(map[string]any)["path"].(string)
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if !isFile(p) {
+			t.Errorf("artifact %v: no file %s", a, p)
+		}
+	}
+	delete(doc, "artifacts")
+	out, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
