@@ -17,20 +17,21 @@ func compareLive(ctx context.Context, opts *compareOptions, su *compareSetup, s 
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Dir, err = compareOutDir(opts.out); err != nil {
-		return nil, err
-	}
-	return runComparison(ctx, cfg, su.formats, s, opts.progress)
+	cfg.Dir, cfg.DirPrefix = opts.output.Dir, "replay-compare-"
+	return runComparison(ctx, cfg, su.output.Formats, s, opts.progress)
 }
 
 // runComparison runs the comparison of cfg, tells on s.err what a user
 // should look at, and writes the report in every format (the first to
-// s.out, all to cfg.Dir); `replay compare` and `replay demo` share it.
+// s.out, all to the comparison's directory); `replay compare` and `replay
+// demo` share it.
 func runComparison(ctx context.Context, cfg session.CompareConfig, formats []report.Format, s streams, progress bool) (*report.ComparisonReport, error) {
 	var pl *report.CompareProgress
 	if progress {
 		pl = report.NewCompareProgress(s.err)
 		cfg.Plan.Progress = pl.Update
+	} else if os.Getenv("REPLAY_PROGRESS") == "json" { // replay mcp's children
+		cfg.Plan.Progress = report.NewJSONProgress(s.err).Compare
 	}
 	res, err := session.Compare(ctx, cfg)
 	if pl != nil {
@@ -46,8 +47,8 @@ func runComparison(ctx context.Context, cfg session.CompareConfig, formats []rep
 	for _, n := range res.Notices() {
 		fmt.Fprintf(s.err, "replay: %s\n", n)
 	}
-	if err := writeComparison(s.out, res.Report, formats, cfg.Dir); err != nil {
-		return nil, err
+	if err := (report.Output{Formats: formats, Dir: res.Dir}).WriteComparison(s.out, res.Report); err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
 	}
 	return res.Report, nil
 }
@@ -71,20 +72,4 @@ func (opts *compareOptions) sessionConfig(ctx context.Context, su *compareSetup,
 		cfg.Baseline.PostgresListen, cfg.Candidate.PostgresListen = l[0], l[1]
 	}
 	return cfg, nil
-}
-
-// compareOutDir creates the output directory: dir, or a new
-// ./replay-compare-YYYYMMDD-HHMMSS.
-func compareOutDir(dir string) (string, error) {
-	if dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return "", fmt.Errorf("compare: --out: %w", err)
-		}
-		return dir, nil
-	}
-	dir, err := session.NewDir(".", "replay-compare-")
-	if err != nil {
-		return "", fmt.Errorf("compare: output directory: %w", err)
-	}
-	return dir, nil
 }

@@ -105,6 +105,7 @@ func newRootCmd(s streams) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "replay",
 		Short:         "Record a service's traffic, replay it against two builds, and explain what got slower",
+		Long:          longHelp("replay"),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       buildinfo.Read().String(), // --version
@@ -122,6 +123,7 @@ func newRootCmd(s streams) *cobra.Command {
 		newCmdCompare(s),
 		newCmdReport(s),
 		newCmdDemo(s),
+		newCmdMCP(),
 		&cobra.Command{Use: "version", Short: "Print replay's version, the VCS revision and time it was built from", Args: exactArgs(0),
 			RunE: func(*cobra.Command, []string) error {
 				_, err := fmt.Fprintf(s.out, "replay %s\n", buildinfo.Read())

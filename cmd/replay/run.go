@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,7 +28,7 @@ type runOptions struct {
 	mockListen string
 	buildLog   string
 	maxFailed  string
-	formats    []string
+	output     report.OutputFlags
 	check      bool // --check-responses
 
 	stdout, stderr io.Writer
@@ -68,7 +69,7 @@ func newCmdRun(s streams) *cobra.Command {
 	f.StringVar(&opts.buildLog, "build-log", "", "`FILE` for the output of --cmd (default RUN.build.log)")
 	f.StringVar(&opts.maxFailed, "max-failed", "1%", "fail the run when more than `SHARE` of its requests fail (N% or a fraction; 0: any)")
 	f.BoolVar(&opts.check, "check-responses", false, "compare the build's answers with the recorded ones (the rules: --ignore, --unordered, …); a difference fails the run")
-	addFormatFlag(f, &opts.formats)
+	opts.output.AddFlags(f, "report-dir")
 	return cmd
 }
 
@@ -81,7 +82,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	// Stderr for notes when stdout must stay clean JSON (or other
 	// machine-readable output).
 	notes := opts.stdout
-	if su.format != report.Text {
+	if su.output.Formats[0] != report.Text {
 		notes = opts.stderr
 	}
 	cfg, err := opts.sessionConfig(ctx, su, notes)
@@ -92,6 +93,8 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if opts.outTTY {
 		pl = report.NewRunProgress(notes)
 		cfg.Plan.Progress = pl.Update
+	} else if os.Getenv("REPLAY_PROGRESS") == "json" { // replay mcp's children
+		cfg.Plan.Progress = report.NewJSONProgress(opts.stderr).Run
 	}
 	res, err := session.Run(ctx, cfg)
 	if pl != nil {
@@ -100,7 +103,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := report.WriteRun(opts.stdout, su.format, res.Report); err != nil {
+	if err := su.output.WriteRun(opts.stdout, res.Report); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
 	for _, n := range res.Notices() {

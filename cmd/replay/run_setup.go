@@ -12,7 +12,7 @@ type runSetup struct {
 	replay   *replaySetup
 	plan     replayer.LoadPlan
 	header   http.Header
-	format   report.Format
+	output   report.Output
 	settings map[string]string
 }
 
@@ -45,7 +45,7 @@ func (opts *runOptions) setup() (*runSetup, error) {
 		return nil, err
 	}
 	var err error
-	if su.format, err = oneFormat("run", opts.formats); err != nil {
+	if su.output, err = output("run", &opts.output, "report-dir"); err != nil {
 		return nil, err
 	}
 	if su.plan, err = opts.loadPlan(); err != nil {
