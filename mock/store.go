@@ -17,9 +17,9 @@ type Recording interface {
 	// Calls yields the outbound exchanges in recorded order; their
 	// responses need not be filled in.
 	Calls(ctx context.Context) iter.Seq2[*snapshots.Exchange, error]
-	// ExchangesByID returns the exchanges with the given IDs, whole, in the
-	// order of ids.
-	ExchangesByID(ctx context.Context, ids []int64) ([]*snapshots.Exchange, error)
+	// Answers returns the exchanges with the given IDs in the order of
+	// ids; their request header and body need not be filled in.
+	Answers(ctx context.Context, ids []int64) ([]*snapshots.Exchange, error)
 	// CallParents yields the service and parent of every outbound
 	// exchange with a parent.
 	CallParents(ctx context.Context) iter.Seq2[snapshots.CallParent, error]
@@ -58,7 +58,7 @@ func newStore(cfg Config, calls *idlist.List) *store {
 	n := (calls.Len() + ResponseBatch - 1) / ResponseBatch
 	st.batches = batchcache.New(n, ResponseWindow, func(b int) ([]*snapshots.Exchange, error) {
 		ids := calls.Slice(b*ResponseBatch, min((b+1)*ResponseBatch, calls.Len()))
-		exs, err := cfg.Snapshot.ExchangesByID(context.Background(), ids)
+		exs, err := cfg.Snapshot.Answers(context.Background(), ids)
 		if err == nil && len(exs) != len(ids) {
 			err = fmt.Errorf("%d of the recorded exchanges %d to %d are missing", len(ids)-len(exs), ids[0], ids[len(ids)-1])
 		}

@@ -43,10 +43,13 @@ func (s *Snapshot) Requests(ctx context.Context, ids []int64) ([]*Exchange, erro
 	status, NULL, NULL, response_body_size, endpoint, parent_id, trace_id, error FROM exchanges WHERE id IN `)
 }
 
-// ExchangesByID returns the exchanges with the given IDs, whole, in the
-// order of ids (an unknown ID is left out).
-func (s *Snapshot) ExchangesByID(ctx context.Context, ids []int64) ([]*Exchange, error) {
-	return s.byID(ctx, ids, `SELECT `+exchangeColumns+` FROM exchanges WHERE id IN `)
+// Answers returns the exchanges with the given IDs in the order of ids (an
+// unknown ID is left out) without their request header and body: what a
+// mock needs to answer again.
+func (s *Snapshot) Answers(ctx context.Context, ids []int64) ([]*Exchange, error) {
+	return s.byID(ctx, ids, `SELECT id, direction, protocol, service, start_ns, duration_ns,
+	method, url, proto, NULL, NULL, request_body_size,
+	status, response_header, response_body, response_body_size, endpoint, parent_id, trace_id, error FROM exchanges WHERE id IN `)
 }
 
 // maxIDs is the most IDs one query names (SQLite allows 32766 variables).
@@ -81,7 +84,7 @@ func (s *Snapshot) byID(ctx context.Context, ids []int64, q string) ([]*Exchange
 // Calls yields the outbound exchanges in recorded order (by start, then
 // ID) without their response header and body (Exchange.ResponseBodySize
 // still says how big the body was): what a mock indexes before it reads
-// the answers it gives with ExchangesByID.
+// the answers it gives with Answers.
 func (s *Snapshot) Calls(ctx context.Context) iter.Seq2[*Exchange, error] {
 	q := `SELECT id, direction, protocol, service, start_ns, duration_ns,
 	method, url, proto, request_header, request_body, request_body_size,
