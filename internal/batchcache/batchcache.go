@@ -34,15 +34,17 @@ func New[T any](n, window int, load func(b int) (T, error)) *Cache[T] {
 	return &Cache[T]{n: n, window: window, load: load, m: map[int]*batch[T]{}}
 }
 
-// Get returns batch b, loading it (and starting to load b+1) if needed.
+// Get returns batch b, loading it if needed, and starts loading b+1 (b+1
+// of n wraps to 0) when it is not held, so that a reader going forward
+// finds its next batch read.
 func (c *Cache[T]) Get(b int) (T, error) {
 	c.mu.Lock()
 	e := c.m[b]
 	if e == nil {
 		e = c.start(b)
-		if next := (b + 1) % c.n; c.m[next] == nil {
-			c.start(next)
-		}
+	}
+	if next := (b + 1) % c.n; c.m[next] == nil {
+		c.start(next)
 	}
 	c.mu.Unlock()
 	<-e.ready
