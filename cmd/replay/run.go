@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/session"
 )
@@ -18,12 +18,7 @@ type runOptions struct {
 	build      buildFlags
 	out        string
 	name       string
-	vus        int
-	duration   time.Duration
-	rate       string
-	iterations int
-	stages     []string
-	speed      float64
+	load       replayer.PlanFlags
 	mockListen string
 	buildLog   string
 	maxFailed  string
@@ -58,12 +53,7 @@ func newCmdRun(s streams) *cobra.Command {
 	opts.build.addFlags(f, "")
 	f.StringVar(&opts.out, "out", "", "run `FILE` to create (must not exist)")
 	f.StringVar(&opts.name, "name", "run", "`NAME` of the run, for reports")
-	f.IntVar(&opts.vus, "vus", 1, "closed model: `N` virtual users")
-	f.DurationVar(&opts.duration, "duration", 0, "run for `D` (e.g. 30s)")
-	f.StringVar(&opts.rate, "rate", "", "open model: `R` requests per unit (200/s, 50/1s, 1000/m)")
-	f.IntVar(&opts.iterations, "iterations", 0, "send `N` passes over the recorded requests")
-	f.StringArrayVar(&opts.stages, "stage", nil, "closed model: ramp to N virtual users over D, `D:N` (repeatable, e.g. --stage 30s:10 --stage 1m:20)")
-	f.Float64Var(&opts.speed, "speed", 0, "as recorded: replay the recorded arrival times `X` times faster (1 as recorded)")
+	opts.load.AddFlags(f)
 	f.StringVar(&opts.mockListen, "mock-listen", "127.0.0.1:0", "`ADDR` the mock's forward proxy listens on")
 	f.StringVar(&opts.buildLog, "build-log", "", "`FILE` for the output of --cmd (default RUN.build.log)")
 	f.StringVar(&opts.maxFailed, "max-failed", "1%", "fail the run when more than `SHARE` of its requests fail (N% or a fraction; 0: any)")
