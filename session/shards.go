@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/replaykit/replay/analyzer/respdiff"
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/shard"
 )
@@ -62,4 +63,19 @@ func onceStart(start func(context.Context) (time.Time, error)) func(context.Cont
 		once.Do(func() { t0, err = start(ctx) })
 		return t0, err
 	}
+}
+
+// RunLocal runs `replay run` as l's shard processes here, merges their run
+// files into out (shard.Local.RunFile) and reports on the merged file as
+// LoadRunChecked does: the goals, failures and answers the shards recorded
+// are checked only now, over every shard's results.
+func RunLocal(ctx context.Context, l shard.Local, out string, rules respdiff.Rules) (*RunResult, error) {
+	if err := l.RunFile(ctx, out); err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	rep, err := LoadRunChecked(ctx, out, nil, 0, rules)
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	return &RunResult{Report: rep}, nil
 }

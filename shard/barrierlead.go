@@ -34,11 +34,16 @@ type leader struct {
 func (b *Barrier) lead(ctx context.Context) (time.Time, error) {
 	ln := b.Listener
 	if ln == nil {
-		_, port, err := net.SplitHostPort(b.Addr)
+		host, port, err := net.SplitHostPort(b.Addr)
 		if err != nil {
 			return time.Time{}, fmt.Errorf("barrier: %w", err)
 		}
-		if ln, err = net.Listen("tcp", ":"+port); err != nil {
+		// An IP address is this machine's (loopback for local shards); a
+		// name is shard 0's in DNS: listen on every interface.
+		if net.ParseIP(host) == nil {
+			host = ""
+		}
+		if ln, err = net.Listen("tcp", net.JoinHostPort(host, port)); err != nil {
 			return time.Time{}, fmt.Errorf("barrier: %w", err)
 		}
 	}

@@ -2,9 +2,11 @@ package main
 
 import (
 	"net/http"
+	"os"
 
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/report"
+	"github.com/replaykit/replay/shard"
 )
 
 // runSetup is the validated form of runOptions.
@@ -14,6 +16,7 @@ type runSetup struct {
 	header   http.Header
 	format   report.Format
 	settings map[string]string
+	barrier  *shard.Barrier // --shard: nil for the whole plan
 }
 
 // planUsage turns a plan error into a usage error naming the flags (names
@@ -49,6 +52,9 @@ func (opts *runOptions) setup() (*runSetup, error) {
 	}
 	if su.replay, err = opts.replayFlags.validate("run", 1); err != nil {
 		return nil, err
+	}
+	if su.barrier, err = opts.shard.Setup(os.Getenv); err != nil {
+		return nil, usagef("run: %v", err)
 	}
 	su.plan.Explain = su.replay.explain
 	su.settings = opts.replayFlags.settings()
