@@ -14,9 +14,12 @@ func TestLongHelp(t *testing.T) {
 		"record":  {"record puts recording proxies around a running app", "--from-pcap"},
 		"mock":    {"mock answers the calls an app makes", "--serve LISTEN=HOST:PORT"},
 		"report":  {"report renders what replay measured again", "Exit codes:"},
-		"demo":    {"demo runs replay's whole flow on the demo workload"},
+		"demo":    {"demo runs replay's whole flow on the demo workload", "`replay demo orders`", "orders      Run the demo's orders service"},
+		"demo orders": {"DATABASE_URL     PostgreSQL URL (required)", "APP_SLOW=1       GET /orders runs one query per order", "APP_DELAY", "APP_CHANGE",
+			"APP_UPSTREAM_N1", "CATALOG_URL", "PORT, HOST"},
+		"": {"`replay demo orders`", "APP_SLOW=1", "replay demo orders --help"},
 	} {
-		code, stdout, _ := cliRun(t, "", cmd, "--help")
+		code, stdout, _ := cliRun(t, "", append(strings.Fields(cmd), "--help")...)
 		if code != 0 || strings.Contains(stdout, "{{") {
 			t.Errorf("%s --help: exit %d, placeholders left: %v", cmd, code, strings.Contains(stdout, "{{"))
 		}
