@@ -84,6 +84,10 @@ func Compare(ctx context.Context, cfg CompareConfig) (res *CompareResult, err er
 	if err != nil {
 		return nil, fmt.Errorf("compare: %w", err)
 	}
+	if cfg.Local != nil {
+		keep = true // the shards' logs say what went wrong
+		return compareLocal(ctx, &cfg)
+	}
 	finish, err := cfg.startObserver(ctx, "compare", cfg.Baseline.Name, cfg.Candidate.Name)
 	if err != nil {
 		return nil, err
@@ -112,6 +116,8 @@ func Compare(ctx context.Context, cfg CompareConfig) (res *CompareResult, err er
 	put(settings, "reset", redact.Command(cfg.Reset))
 	recordSensitivity(settings, cfg.Analysis)
 	recordRules(settings, cfg.Analysis.Responses)
+	cfg.shardSettings(settings)
+	defer cfg.closeShard()
 	var rs [2]replayer.Side
 	for i, s := range sides {
 		if err := s.open(plan.Load.VUs, settings); err != nil {

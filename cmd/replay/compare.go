@@ -9,6 +9,7 @@ import (
 	"github.com/replaykit/replay/analyzer"
 	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/session"
+	"github.com/replaykit/replay/shard"
 )
 
 // compareOptions are the settings of `replay compare`.
@@ -34,6 +35,7 @@ type compareOptions struct {
 	sequential bool
 	reset      string
 	output     report.OutputFlags // --format, --out
+	shard      shard.Options
 	minChange  string
 	confidence float64
 
@@ -96,6 +98,7 @@ func newCmdCompare(s streams) *cobra.Command {
 	f.StringVar(&opts.minChange, "min-change", analyzer.DefaultMinChange, "smallest p95 change `'P%,D'` that counts: both the percentage and the duration")
 	f.Float64Var(&opts.confidence, "confidence", 0.99, "confidence level `C` of the intervals (0.95 is 95%)")
 	opts.output.AddFlags(f, "")
+	opts.shard.AddFlags(f)
 	return cmd
 }
 

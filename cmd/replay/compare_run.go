@@ -61,7 +61,7 @@ func (opts *compareOptions) sessionConfig(ctx context.Context, su *compareSetup,
 		return session.CompareConfig{}, err
 	}
 	c.Env = opts.env
-	c.Settings = su.settings
+	c.Settings, c.Shard, c.Local = su.settings, su.barrier, opts.shard.LocalShards(os.Args[1:])
 	c.Listening = func(s *session.Side) { s.WriteStartHint(notes) }
 	c.Warn = func(err error) { fmt.Fprintf(notes, "replay: warning: %v\n", err) }
 	cfg := session.CompareConfig{Config: c, Plan: su.plan, Reset: opts.reset, Goals: su.replay.goals, Analysis: su.analysis,

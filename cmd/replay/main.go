@@ -87,6 +87,9 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		return exitUsage
 	}
+	if ec := (interface{ ExitCode() int })(nil); errors.As(err, &ec) {
+		return ec.ExitCode() // a shard's barrier: shard.Exit*
+	}
 	return exitError
 }
 
@@ -122,6 +125,7 @@ func newRootCmd(s streams) *cobra.Command {
 		newCmdRun(s),
 		newCmdCompare(s),
 		newCmdReport(s),
+		newCmdMerge(),
 		newCmdDemo(s),
 		newCmdMCP(),
 		&cobra.Command{Use: "version", Short: "Print replay's version, the VCS revision and time it was built from", Args: exactArgs(0),
