@@ -117,8 +117,16 @@ func TestCompareRunsUntilItKnows(t *testing.T) {
 	case !strings.Contains(notes[len(notes)-1], "stop: "):
 		t.Errorf("last look %q does not say it stops", notes[len(notes)-1])
 	}
-	if e := c.Endpoint("GET /slow"); e == nil || e.Verdict != analyzer.Regression {
-		t.Errorf("GET /slow: %+v; want a regression", e)
+	// A regression; or, when the looks ran out of time (MaxDuration) on a
+	// machine busy enough to leave the interval wide, inconclusive — never
+	// unchanged or an improvement.
+	switch e := c.Endpoint("GET /slow"); {
+	case e == nil:
+		t.Errorf("GET /slow not compared")
+	case e.Verdict == analyzer.Inconclusive && ran >= 4*time.Second:
+		t.Logf("GET /slow inconclusive after the longest run allowed: %s", e.Explanation)
+	case e.Verdict != analyzer.Regression:
+		t.Errorf("GET /slow: %s (%s); want a regression", e.Verdict, e.Explanation)
 	}
 	// Spent over the looks: the last look is judged at more than 99%.
 	if res.Stats.Looks > 0 && c.Options.Confidence <= 0.99 {
