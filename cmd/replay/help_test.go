@@ -9,17 +9,20 @@ import (
 // with the build environment where the text asks for it.
 func TestLongHelp(t *testing.T) {
 	for cmd, want := range map[string][]string{
-		"compare":  {"compare replays the same recorded requests", "PORT                               a free port", "Exit codes:"},
-		"run":      {"run replays the snapshot's recorded inbound requests", "REPLAY_SQLCOUNT_ADDR", "Exit codes:"},
-		"record":   {"record puts recording proxies around a running app", "--from-pcap"},
-		"mock":     {"mock answers the calls an app makes", "--serve LISTEN=HOST:PORT"},
-		"report":   {"report renders what replay measured again", "Exit codes:"},
-		"demo":     {"demo runs replay's whole flow on the demo workload"},
-		"ca":       {"ca creates replay's certificate authority on first use", "DIR/ca-key.pem"},
-		"inspect":  {"inspect summarizes a snapshot", "while replay\nrecord is still writing it"},
-		"sqlcount": {"sqlcount is a PostgreSQL wire-protocol proxy", "--json is given."},
+		"compare":         {"compare replays the same recorded requests", "PORT                               a free port", "Exit codes:"},
+		"run":             {"run replays the snapshot's recorded inbound requests", "REPLAY_SQLCOUNT_ADDR", "Exit codes:"},
+		"record":          {"record puts recording proxies around a running app", "--from-pcap"},
+		"mock":            {"mock answers the calls an app makes", "--serve LISTEN=HOST:PORT"},
+		"report":          {"report renders what replay measured again", "Exit codes:"},
+		"demo":            {"demo runs replay's whole flow on the demo workload"},
+		"ca":              {"ca creates replay's certificate authority on first use", "DIR/ca-key.pem"},
+		"inspect":         {"inspect summarizes a snapshot", "while replay\nrecord is still writing it"},
+		"sqlcount":        {"sqlcount is a PostgreSQL wire-protocol proxy", "--json is given."},
+		"snapshot":        {"snapshot converts snapshots to and from portable formats", "import as inbound exchanges."},
+		"snapshot export": {"export writes every exchange and SQL statement", "may be left out when FILE ends in .jsonl, .ndjson or .har."},
+		"snapshot import": {"import creates the snapshot SNAP from FILE", "--direction outbound imports a HAR"},
 	} {
-		code, stdout, _ := cliRun(t, "", cmd, "--help")
+		code, stdout, _ := cliRun(t, "", append(strings.Fields(cmd), "--help")...)
 		if code != 0 || strings.Contains(stdout, "{{") {
 			t.Errorf("%s --help: exit %d, placeholders left: %v", cmd, code, strings.Contains(stdout, "{{"))
 		}
