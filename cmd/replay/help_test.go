@@ -20,6 +20,9 @@ func TestLongHelp(t *testing.T) {
 		"sqlcount":        {"sqlcount is a PostgreSQL wire-protocol proxy", "--json is given."},
 		"snapshot":        {"snapshot converts snapshots to and from portable formats", "import as inbound exchanges."},
 		"snapshot export": {"export writes every exchange and SQL statement", "may be left out when FILE ends in .jsonl, .ndjson or .har."},
+		"k8s":             {"k8s runs one replay plan as N shards on Kubernetes", "kubectl apply -f replay.yaml"},
+		"k8s manifest":    {"manifest prints, as YAML for kubectl apply", "podReplacementPolicy"},
+		"k8s collect":     {"collect reads the Job's pods", "Exit codes:"},
 		"snapshot import": {"import creates the snapshot SNAP from FILE", "--direction outbound imports a HAR"},
 	} {
 		code, stdout, _ := cliRun(t, "", append(strings.Fields(cmd), "--help")...)

@@ -118,6 +118,7 @@ func newRootCmd(s streams) *cobra.Command {
 		newCmdRun(s),
 		newCmdCompare(s),
 		newCmdReport(s),
+		newCmdK8s(s),
 		newCmdDemo(s),
 		&cobra.Command{Use: "version", Short: "Print replay's version, the VCS revision and time it was built from", Args: exactArgs(0),
 			RunE: func(*cobra.Command, []string) error {
