@@ -59,7 +59,7 @@ func (r *Replayer) runOpen(ctx context.Context, p LoadPlan, sink ResultSink) Sta
 	d, it := p.bounds()
 	limit, total := r.limit(it)
 	sch := r.schedule(p)
-	o := &openRun{r: r, ctx: ctx, p: p, sink: sink, c: &counters{started: time.Now()}}
+	o := &openRun{r: r, ctx: ctx, p: p, sink: sink, c: &counters{started: r.loadStart()}}
 	o.idle.freed = make(chan struct{}, 1)
 	rep := startReporter(p, o.c, d, total)
 
@@ -92,12 +92,15 @@ func (r *Replayer) runOpen(ctx context.Context, p LoadPlan, sink ResultSink) Sta
 func (o *openRun) dispatch(sch schedule, d time.Duration, limit int64) {
 	r := o.r
 	w := newWaiter()
+	g0 := r.cursor.Load()
 	for n := int64(0); ; n++ {
 		if limit >= 0 && r.cursor.Load() >= limit {
 			return
 		}
-		off := sch.offset(n, r.cursor.Load())
+		n = r.ownArrival(n, g0)
+		off := sch.offset(n, g0+n)
 		if d > 0 && off >= d {
+			r.endCall(sch, g0, n, d)
 			return
 		}
 		g, ok := r.claim(limit)
@@ -283,7 +286,7 @@ func (r *Replayer) explain(ctx context.Context, perEndpoint, slice int, sink Res
 			return interrupted()
 		}
 	}
-	picks := r.explainPicks(perEndpoint)
+	picks := r.cfg.Shard.shardPicks(r.explainPicks(perEndpoint))
 	r.capture.admit(len(picks), func(i int) *template { return picks[i].t })
 	for _, pk := range picks {
 		res := &snapshots.Result{Intended: time.Now(), Phase: snapshots.PhaseExplain}

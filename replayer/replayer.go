@@ -137,6 +137,9 @@ type Config struct {
 	// ResponseHeaders are kept in samples on top of
 	// DefaultResponseHeaders.
 	ResponseHeaders []string
+
+	// Shard, when set, sends only shard K of N of every plan (see Shard).
+	Shard Shard
 }
 
 // Replayer sends recorded requests to one target. Run may be called
@@ -171,6 +174,11 @@ type Replayer struct {
 
 	// capture keeps the target's answers (Config.Responses); nil: off.
 	capture *capture
+
+	// started: Config.Shard.Start was called; t0 is the start time it
+	// gave, for the load call about to start (shard.go).
+	started bool
+	t0      time.Time
 }
 
 // ErrNoRequests is returned by New when no recorded inbound request is left
@@ -200,6 +208,9 @@ func New(cfg Config) (*Replayer, error) {
 	}
 	if cfg.SampleBody < 0 {
 		return nil, fmt.Errorf("replayer: negative sample body limit %d", cfg.SampleBody)
+	}
+	if err := cfg.Shard.check(); err != nil {
+		return nil, err
 	}
 	filter, err := newEndpointFilter(cfg.Endpoints)
 	if err != nil {

@@ -33,6 +33,9 @@ func (r *Replayer) Run(ctx context.Context, p LoadPlan, sink ResultSink) (Stats,
 	if p.maxVUs() > r.maxInfl && p.Model() == "closed" {
 		return Stats{}, fmt.Errorf("replayer: %w", planError(FieldVUs, FieldMaxInFlight, "", fmt.Sprintf("conflict: %d virtual users exceed the cap of %d requests in flight (Config.MaxInFlight)", p.maxVUs(), r.maxInfl)))
 	}
+	if err := r.cfg.Shard.checkPlan(p); err != nil {
+		return Stats{}, fmt.Errorf("replayer: %w", err)
+	}
 	if p.Model() == "recorded" {
 		if _, err := r.recordedSpan(); err != nil {
 			return Stats{}, err
@@ -51,6 +54,9 @@ func (r *Replayer) Run(ctx context.Context, p LoadPlan, sink ResultSink) (Stats,
 		p.Phase = snapshots.PhaseLoad
 	}
 	if p.Phase == snapshots.PhaseLoad {
+		if err := r.waitStart(ctx); err != nil {
+			return Stats{}, err
+		}
 		r.admitLoad(p)
 	}
 	var st Stats
@@ -78,6 +84,9 @@ func emit(c *counters, p LoadPlan, res *snapshots.Result, sink ResultSink) {
 // claim takes the next request of the sequence, unless limit (≥ 0) is
 // reached.
 func (r *Replayer) claim(limit int64) (int64, bool) {
+	if r.cfg.Shard.sharded() {
+		return r.claimShard(limit)
+	}
 	if limit < 0 {
 		return r.cursor.Add(1) - 1, true
 	}
@@ -106,7 +115,7 @@ func (r *Replayer) limit(it int) (limit, total int64) {
 // as soon as their previous one is answered.
 func (r *Replayer) runClosed(ctx context.Context, p LoadPlan, sink ResultSink) Stats {
 	d, it := p.bounds()
-	c := &counters{started: time.Now()}
+	c := &counters{started: r.loadStart()}
 	var deadline time.Time
 	if d > 0 {
 		deadline = c.started.Add(d)
@@ -122,7 +131,7 @@ func (r *Replayer) runClosed(ctx context.Context, p LoadPlan, sink ResultSink) S
 		vus = p.maxVUs()
 	}
 	var wg sync.WaitGroup
-	for id := range vus {
+	for _, id := range r.cfg.Shard.users(vus) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

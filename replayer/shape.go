@@ -108,7 +108,7 @@ func (r *Replayer) ExplainWeights(perEndpoint int) map[int64]float64 {
 		return nil
 	}
 	w := map[int64]float64{}
-	for _, p := range r.explainPicks(perEndpoint) {
+	for _, p := range r.cfg.Shard.shardPicks(r.explainPicks(perEndpoint)) {
 		if _, dup := w[p.t.id]; dup {
 			return nil
 		}

@@ -95,6 +95,8 @@ func Compare(ctx context.Context, cfg CompareConfig) (res *CompareResult, err er
 	put(settings, "reset", redact.Command(cfg.Reset))
 	recordSensitivity(settings, cfg.Analysis)
 	recordRules(settings, cfg.Analysis.Responses)
+	cfg.shardSettings(settings)
+	defer cfg.closeShard()
 	var rs [2]replayer.Side
 	for i, s := range sides {
 		if err := s.open(plan.Load.VUs, settings); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/replaykit/replay/internal/listen"
 	"github.com/replaykit/replay/mock"
 	"github.com/replaykit/replay/replayer"
+	"github.com/replaykit/replay/shard"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -94,7 +95,14 @@ type Config struct {
 	// dashboard); nil costs nothing.
 	Observer Observer
 
-	authority *ca.CA // loaded from CADir by check, with Mock
+	// Shard, when set, runs shard Shard.Spec of the plan (replayer.Shard):
+	// the run files carry the shard's tags (shard.Spec.Tags, the plan's
+	// hash over the shared settings) and, when Shard.Addr is set, the load
+	// starts at the barrier's T0. Nil runs the whole plan.
+	Shard *shard.Barrier
+
+	authority *ca.CA         // loaded from CADir by check, with Mock
+	shard     replayer.Shard // from Shard, by shardSettings
 }
 
 // Postgres is the SQL counter of each side, in front of one real

@@ -90,6 +90,8 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	planSettings(settings, cfg.Plan, cfg.maxInFlight())
 	settings[SettingMaxFailed] = strconv.FormatFloat(maxFailedFraction(cfg.MaxFailed), 'g', -1, 64)
 	checkSettings(settings, cfg.CheckResponses, cfg.Rules)
+	cfg.shardSettings(settings)
+	defer cfg.closeShard()
 	if err := s.open(max(cfg.Plan.VUs, maxStage(cfg.Plan)), settings); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}

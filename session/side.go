@@ -215,6 +215,7 @@ func (s *Side) open(vus int, settings map[string]string) error {
 		SQLTraced:   c.SQLTraced,
 
 		AllowTruncated: c.AllowTruncated,
+		Shard:          c.shard,
 	}
 	if s.sql != nil {
 		cfg.SQL = s.sql

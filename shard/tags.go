@@ -5,9 +5,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/replaykit/replay/snapshots"
 )
@@ -92,22 +92,18 @@ func Info(path string) (k, n int, planHash string, ok bool) {
 	return s.K, s.N, plan, true
 }
 
-// planKeys are the settings that make a plan: what is replayed, how much
-// and how. The target, the build and the shard's own tags are not in it
-// (shards may each have their own build).
-var planKeys = []string{
-	"model", "vus", "stages", "rate", "speed", "duration", "iterations",
-	"explain", "timeout", "endpoints", "mock", "mock_timing", "on_miss",
-	"max_inflight", "snapshot_id", TagCount, TagHistogram,
-}
-
-// PlanHash is the hash of a plan's settings (the keys that make a plan, in
-// a fixed order), 16 hex digits: shards of one plan share it.
+// PlanHash is the hash of a plan's settings (every key but the shard
+// tags TagPlan, TagIndex and TagMerged, in order of key), 16 hex digits:
+// shards of one plan share it. Give it the settings every shard shares
+// (what is replayed, how much and how: session's shared settings, with
+// TagCount), before a side's own (its build command, its name).
 func PlanHash(settings map[string]string) string {
 	h := sha256.New()
-	keys := slices.Clone(planKeys)
-	for _, k := range keys {
-		fmt.Fprintf(h, "%s=%s\n", k, strings.TrimSpace(settings[k]))
+	for _, k := range slices.Sorted(maps.Keys(settings)) {
+		if k == TagPlan || k == TagIndex || k == TagMerged {
+			continue
+		}
+		fmt.Fprintf(h, "%q=%q\n", k, settings[k])
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/replaykit/replay/analyzer"
 	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/session"
+	"github.com/replaykit/replay/shard"
 )
 
 // compareOptions are the settings of `replay compare`.
@@ -35,6 +36,7 @@ type compareOptions struct {
 	reset      string
 	out        string
 	formats    []string
+	shard      shard.Options
 	minChange  string
 	confidence float64
 
@@ -97,6 +99,7 @@ func newCmdCompare(s streams) *cobra.Command {
 	f.StringVar(&opts.minChange, "min-change", analyzer.DefaultMinChange, "smallest p95 change `'P%,D'` that counts: both the percentage and the duration")
 	f.Float64Var(&opts.confidence, "confidence", 0.99, "confidence level `C` of the intervals (0.95 is 95%)")
 	addFormatFlag(f, &opts.formats)
+	opts.shard.AddFlags(f)
 	return cmd
 }
 
@@ -120,6 +123,9 @@ func compareRun(ctx context.Context, opts *compareOptions, s streams) (*report.C
 	su, err := opts.setup()
 	if err != nil {
 		return nil, err
+	}
+	if opts.shard.Local {
+		return compareLocal(ctx, opts, su, s)
 	}
 	return compareLive(ctx, opts, su, s)
 }

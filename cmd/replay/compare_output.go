@@ -40,6 +40,23 @@ func writeComparison(w io.Writer, rep *report.ComparisonReport, formats []report
 	return nil
 }
 
+// compareLocal runs the comparison as --shards N processes here (each
+// interleaving both builds over its part), merges each side's run files
+// and compares the merged ones.
+func compareLocal(ctx context.Context, opts *compareOptions, su *compareSetup, s streams) (*report.ComparisonReport, error) {
+	dir, err := session.OutDir(opts.out)
+	exe, _ := os.Executable()
+	var runs []string
+	if err == nil {
+		runs, err = opts.shard.LocalShards(exe, os.Args[1:], filepath.Join(dir, "shards")).Compare(ctx, dir, session.BaselineRun, session.CandidateRun)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
+	}
+	opts.runs, opts.out, su.goals = runs, dir, su.replay.goals
+	return compareOffline(ctx, opts, su, s)
+}
+
 // compareOffline compares two existing run files.
 func compareOffline(ctx context.Context, opts *compareOptions, su *compareSetup, s streams) (*report.ComparisonReport, error) {
 	rep, err := session.CompareFilesWith(ctx, opts.runs[0], opts.runs[1], su.goals, su.analysis)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/session"
@@ -17,8 +16,8 @@ func compareLive(ctx context.Context, opts *compareOptions, su *compareSetup, s 
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Dir, err = compareOutDir(opts.out); err != nil {
-		return nil, err
+	if cfg.Dir, err = session.OutDir(opts.out); err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
 	}
 	return runComparison(ctx, cfg, su.formats, s, opts.progress)
 }
@@ -60,7 +59,7 @@ func (opts *compareOptions) sessionConfig(ctx context.Context, su *compareSetup,
 		return session.CompareConfig{}, err
 	}
 	c.Env = opts.env
-	c.Settings = su.settings
+	c.Settings, c.Shard = su.settings, su.barrier
 	c.Listening = func(s *session.Side) { s.WriteStartHint(notes) }
 	c.Warn = func(err error) { fmt.Fprintf(notes, "replay: warning: %v\n", err) }
 	cfg := session.CompareConfig{Config: c, Plan: su.plan, Reset: opts.reset, Goals: su.replay.goals, Analysis: su.analysis,
@@ -71,20 +70,4 @@ func (opts *compareOptions) sessionConfig(ctx context.Context, su *compareSetup,
 		cfg.Baseline.PostgresListen, cfg.Candidate.PostgresListen = l[0], l[1]
 	}
 	return cfg, nil
-}
-
-// compareOutDir creates the output directory: dir, or a new
-// ./replay-compare-YYYYMMDD-HHMMSS.
-func compareOutDir(dir string) (string, error) {
-	if dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return "", fmt.Errorf("compare: --out: %w", err)
-		}
-		return dir, nil
-	}
-	dir, err := session.NewDir(".", "replay-compare-")
-	if err != nil {
-		return "", fmt.Errorf("compare: output directory: %w", err)
-	}
-	return dir, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/session"
+	"github.com/replaykit/replay/shard"
 )
 
 // compareSetup is the validated form of compareOptions.
@@ -21,6 +23,7 @@ type compareSetup struct {
 	goals    []analyzer.Goal   // offline
 	settings map[string]string // shared by both sides' run files
 	analysis analyzer.CompareOptions
+	barrier  *shard.Barrier // --shard: nil for the whole plan
 }
 
 // compareFlagNames name the comparison plan's fields as the flags of
@@ -114,6 +117,9 @@ func (opts *compareOptions) setup() (*compareSetup, error) {
 	}
 	if su.plan, err = opts.comparePlan(su.replay.explain); err != nil {
 		return nil, err
+	}
+	if su.barrier, err = opts.shard.Setup(os.Getenv); err != nil {
+		return nil, usagef("compare: %v", err)
 	}
 	for i, side := range []headerFlag{{"baseline-header", opts.baselineHeaders}, {"candidate-header", opts.candidateHeaders}} {
 		if su.headers[i], err = parseHeaders("compare", headerFlag{"header", opts.headers}, side); err != nil {

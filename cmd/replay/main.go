@@ -84,6 +84,9 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		return exitUsage
 	}
+	if ec := (interface{ ExitCode() int })(nil); errors.As(err, &ec) {
+		return ec.ExitCode() // a shard's barrier: shard.Exit*
+	}
 	return exitError
 }
 
@@ -119,6 +122,7 @@ func newRootCmd(s streams) *cobra.Command {
 		newCmdCompare(s),
 		newCmdReport(s),
 		newCmdK8s(s),
+		newCmdMerge(),
 		newCmdDemo(s),
 		&cobra.Command{Use: "version", Short: "Print replay's version, the VCS revision and time it was built from", Args: exactArgs(0),
 			RunE: func(*cobra.Command, []string) error {

@@ -5,13 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/replaykit/replay/internal/runlog"
+	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/session"
+	"github.com/replaykit/replay/shard"
 )
 
 type runOptions struct {
@@ -19,12 +21,8 @@ type runOptions struct {
 	build      buildFlags
 	out        string
 	name       string
-	vus        int
-	duration   time.Duration
-	rate       string
-	iterations int
-	stages     []string
-	speed      float64
+	load       replayer.PlanFlags
+	shard      shard.Options
 	mockListen string
 	buildLog   string
 	maxFailed  string
@@ -60,12 +58,8 @@ func newCmdRun(s streams) *cobra.Command {
 	opts.build.addFlags(f, "")
 	f.StringVar(&opts.out, "out", "", "run `FILE` to create (must not exist)")
 	f.StringVar(&opts.name, "name", "run", "`NAME` of the run, for reports")
-	f.IntVar(&opts.vus, "vus", 1, "closed model: `N` virtual users")
-	f.DurationVar(&opts.duration, "duration", 0, "run for `D` (e.g. 30s)")
-	f.StringVar(&opts.rate, "rate", "", "open model: `R` requests per unit (200/s, 50/1s, 1000/m)")
-	f.IntVar(&opts.iterations, "iterations", 0, "send `N` passes over the recorded requests")
-	f.StringArrayVar(&opts.stages, "stage", nil, "closed model: ramp to N virtual users over D, `D:N` (repeatable, e.g. --stage 30s:10 --stage 1m:20)")
-	f.Float64Var(&opts.speed, "speed", 0, "as recorded: replay the recorded arrival times `X` times faster (1 as recorded)")
+	opts.load.AddFlags(f)
+	opts.shard.AddFlags(f)
 	f.StringVar(&opts.mockListen, "mock-listen", "127.0.0.1:0", "`ADDR` the mock's forward proxy listens on")
 	f.StringVar(&opts.buildLog, "build-log", "", "`FILE` for the output of --cmd (default RUN.build.log)")
 	f.StringVar(&opts.maxFailed, "max-failed", "1%", "fail the run when more than `SHARE` of its requests fail (N% or a fraction; 0: any)")
@@ -87,19 +81,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if su.format != report.Text {
 		notes = opts.stderr
 	}
-	cfg, err := opts.sessionConfig(ctx, su, notes)
-	if err != nil {
-		return err
-	}
-	var pl *report.RunProgress
-	if opts.outTTY {
-		pl = report.NewRunProgress(notes)
-		cfg.Plan.Progress = pl.Update
-	}
-	res, err := session.Run(ctx, cfg)
-	if pl != nil {
-		pl.Clear()
-	}
+	res, err := opts.runSession(ctx, su, notes)
 	if err != nil {
 		return err
 	}
@@ -120,6 +102,28 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	return verdict(res.Report.Passed())
 }
 
+// runSession runs the session of the run, with a progress line on a
+// terminal, or its shards here (--shards N --local).
+func (opts *runOptions) runSession(ctx context.Context, su *runSetup, notes io.Writer) (*session.RunResult, error) {
+	if exe, _ := os.Executable(); opts.shard.Local {
+		return session.RunLocal(ctx, opts.shard.LocalShards(exe, os.Args[1:], opts.out+".shards"), opts.out, opts.rules)
+	}
+	cfg, err := opts.sessionConfig(ctx, su, notes)
+	if err != nil {
+		return nil, err
+	}
+	var pl *report.RunProgress
+	if opts.outTTY {
+		pl = report.NewRunProgress(notes)
+		cfg.Plan.Progress = pl.Update
+	}
+	res, err := session.Run(ctx, cfg)
+	if pl != nil {
+		pl.Clear()
+	}
+	return res, err
+}
+
 // sessionConfig loads the snapshot and returns the session of the run.
 func (opts *runOptions) sessionConfig(ctx context.Context, su *runSetup, notes io.Writer) (session.RunConfig, error) {
 	maxFailed, err := session.ParseMaxFailed(opts.maxFailed)
@@ -131,7 +135,7 @@ func (opts *runOptions) sessionConfig(ctx context.Context, su *runSetup, notes i
 		return session.RunConfig{}, err
 	}
 	c.Env = opts.build.env
-	c.Settings = su.settings
+	c.Settings, c.Shard = su.settings, su.barrier
 	c.Listening = func(s *session.Side) { s.WriteStartHint(notes) }
 	c.Warn = func(err error) { fmt.Fprintf(opts.stderr, "replay: warning: %v\n", err) }
 	side := opts.build.sideConfig(opts.name, su.header)

@@ -2,9 +2,11 @@ package main
 
 import (
 	"net/http"
+	"os"
 
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/report"
+	"github.com/replaykit/replay/shard"
 )
 
 // runSetup is the validated form of runOptions.
@@ -14,13 +16,7 @@ type runSetup struct {
 	header   http.Header
 	format   report.Format
 	settings map[string]string
-}
-
-// runFlagNames name the load plan's fields as the flags of `replay run`.
-var runFlagNames = map[string]string{
-	replayer.FieldVUs: "--vus", replayer.FieldStages: "--stage", replayer.FieldRate: "--rate", replayer.FieldSpeed: "--speed",
-	replayer.FieldDuration: "--duration", replayer.FieldIterations: "--iterations", replayer.FieldExplain: "--explain",
-	replayer.FieldMaxInFlight: "--max-inflight",
+	barrier  *shard.Barrier // --shard: nil for the whole plan
 }
 
 // planUsage turns a plan error into a usage error naming the flags (names
@@ -48,8 +44,8 @@ func (opts *runOptions) setup() (*runSetup, error) {
 	if su.format, err = oneFormat("run", opts.formats); err != nil {
 		return nil, err
 	}
-	if su.plan, err = opts.loadPlan(); err != nil {
-		return nil, err
+	if su.plan, err = opts.load.Plan("run", opts.changedFlag); err != nil {
+		return nil, usagef("%v", err)
 	}
 	if su.header, err = parseHeaders("run", headerFlag{"header", opts.headers}); err != nil {
 		return nil, err
@@ -57,41 +53,10 @@ func (opts *runOptions) setup() (*runSetup, error) {
 	if su.replay, err = opts.replayFlags.validate("run", 1); err != nil {
 		return nil, err
 	}
+	if su.barrier, err = opts.shard.Setup(os.Getenv); err != nil {
+		return nil, usagef("run: %v", err)
+	}
 	su.plan.Explain = su.replay.explain
 	su.settings = opts.replayFlags.settings()
 	return su, nil
-}
-
-// loadPlan reads the load flags.
-func (opts *runOptions) loadPlan() (replayer.LoadPlan, error) {
-	p := replayer.LoadPlan{Duration: opts.duration, Iterations: opts.iterations, Speed: opts.speed}
-	if opts.changedFlag("vus") {
-		p.VUs = opts.vus
-		if opts.vus <= 0 {
-			return p, usagef("run: --vus %d: want at least 1", opts.vus)
-		}
-	}
-	if opts.rate != "" {
-		r, err := replayer.ParseRate(opts.rate)
-		if err != nil {
-			return p, usagef("run: --rate: %v", err)
-		}
-		p.Rate = r
-	}
-	for _, s := range opts.stages {
-		st, err := replayer.ParseStage(s)
-		if err != nil {
-			return p, usagef("run: --stage: %v", err)
-		}
-		p.Stages = append(p.Stages, st)
-	}
-	switch {
-	case opts.changedFlag("speed") && opts.speed <= 0:
-		return p, usagef("run: --speed %g: want a positive factor, e.g. 1 or 2", opts.speed)
-	case opts.changedFlag("duration") && opts.duration <= 0:
-		return p, usagef("run: --duration %s: want a positive duration", opts.duration)
-	case opts.changedFlag("iterations") && opts.iterations <= 0:
-		return p, usagef("run: --iterations %d: want at least 1", opts.iterations)
-	}
-	return p, planUsage("run", p.Validate(), runFlagNames)
 }

@@ -1,0 +1,81 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/replaykit/replay/analyzer/respdiff"
+	"github.com/replaykit/replay/replayer"
+	"github.com/replaykit/replay/shard"
+)
+
+// shardSettings tags a session's shared settings as cfg.Shard's (nothing
+// without one): the plan's hash over them, k, N and the histogram
+// parameters; the barrier learns the hash, and the replayers the start.
+func (c *Config) shardSettings(s map[string]string) {
+	b := c.Shard
+	if b == nil {
+		return
+	}
+	s["snapshot_id"] = snapshotID(c.Snapshot)
+	s[shard.TagCount] = strconv.Itoa(b.Spec.N)
+	s[shard.TagHistogram] = shard.Histogram
+	b.Plan = shard.PlanHash(s)
+	maps.Copy(s, b.Spec.Tags(b.Plan))
+	c.shard = replayer.Shard{K: b.Spec.K, N: b.Spec.N}
+	if b.Addr != "" {
+		c.shard.Start = onceStart(b.Start)
+	}
+}
+
+// closeShard stops shard 0's barrier from answering late shards.
+func (c *Config) closeShard() {
+	if c.Shard != nil {
+		c.Shard.Close()
+	}
+}
+
+// snapshotID names a snapshot in a plan's hash: its file name and size
+// (shards read copies of one file, at paths of their own).
+func snapshotID(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return filepath.Base(path)
+	}
+	return fmt.Sprintf("%s %d", filepath.Base(path), fi.Size())
+}
+
+// onceStart calls start once, whichever side of a comparison comes first;
+// the other gets the same start time.
+func onceStart(start func(context.Context) (time.Time, error)) func(context.Context) (time.Time, error) {
+	var (
+		once sync.Once
+		t0   time.Time
+		err  error
+	)
+	return func(ctx context.Context) (time.Time, error) {
+		once.Do(func() { t0, err = start(ctx) })
+		return t0, err
+	}
+}
+
+// RunLocal runs `replay run` as l's shard processes here, merges their run
+// files into out (shard.Local.RunFile) and reports on the merged file as
+// LoadRunChecked does: the goals, failures and answers the shards recorded
+// are checked only now, over every shard's results.
+func RunLocal(ctx context.Context, l shard.Local, out string, rules respdiff.Rules) (*RunResult, error) {
+	if err := l.RunFile(ctx, out); err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	rep, err := LoadRunChecked(ctx, out, nil, 0, rules)
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	return &RunResult{Report: rep}, nil
+}
