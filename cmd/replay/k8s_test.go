@@ -2,12 +2,29 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	"sigs.k8s.io/yaml"
+
 	"github.com/replaykit/replay/internal/runlog"
+	"github.com/replaykit/replay/k8s"
 )
 
 // TestRunPrintRun: replay run --print-run ends stdout with the run file,
@@ -88,4 +105,111 @@ func TestK8sManifestCLI(t *testing.T) {
 	if code, _, stderr := cliRun(t, "", "k8s", "collect"); code != exitUsage || !strings.Contains(stderr, "--out FILE is required") {
 		t.Errorf("k8s collect without --out: exit %d, %s", code, stderr)
 	}
+}
+
+// TestK8sEndToEnd plays a cluster's part with real processes: the shards
+// run the very command the manifest gives each pod (k from
+// JOB_COMPLETION_INDEX, the barrier on loopback for shard 0's DNS name),
+// their whole output is the pods' logs, and collect reads them through the
+// fake clientset, as from an API server. A goal the shards miss fails
+// none of them (the verdict is the merged run's); the merged run holds
+// what replay merge of the run files holds, and replay report judges it.
+func TestK8sEndToEnd(t *testing.T) {
+	bin, dir := buildReplay(t), t.TempDir()
+	snap := runSnapshot(t, "GET /orders", "GET /orders/1", "GET /orders/2", "POST /orders", "GET /catalog")
+	tg := newRunTarget(t, 0)
+	code, yml, stderr := cliRun(t, "", "k8s", "manifest", "--shards", "3", "--image", "img", "--namespace", "load", "--name", "ld",
+		"--snapshot", snap, "--target", tg.URL, "--vus", "3", "--iterations", "4", "--goal", "p99<1ns")
+	if code != 0 {
+		t.Fatalf("manifest: exit %d %s", code, stderr)
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(strings.Split(yml, "\n---\n")[1]), &job); err != nil {
+		t.Fatal(err)
+	}
+	command := job.Spec.Template.Spec.Containers[0].Command
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	barrier := ln.Addr().String()
+	ln.Close()
+	objs := []runtime.Object{&job}
+	pods := &logSource{}
+	runs := make([]string, 3)
+	var wg sync.WaitGroup
+	for k := range 3 {
+		runs[k] = filepath.Join(dir, fmt.Sprintf("pod%d.run", k))
+		args := slices.Clone(command[1:])
+		args[slices.Index(args, "--barrier")+1] = barrier
+		args[slices.Index(args, "--out")+1] = runs[k]
+		name := fmt.Sprintf("ld-%d-abcde", k)
+		objs = append(objs, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "load", Labels: map[string]string{k8s.LabelJobName: "ld"},
+				Annotations: map[string]string{k8s.LabelIndex: strconv.Itoa(k)}},
+			Status: corev1.PodStatus{Phase: corev1.PodSucceeded}})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(bin, args...)
+			cmd.Env = append(os.Environ(), "JOB_COMPLETION_INDEX="+strconv.Itoa(k))
+			out, err := cmd.CombinedOutput() // a pod's log: stdout and stderr
+			if err != nil {
+				t.Errorf("shard %d: %v\n%s", k, err, out)
+			}
+			pods.set("load/"+name, string(out))
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	merged := filepath.Join(dir, "merged.run")
+	res, err := k8s.Collect(t.Context(), k8s.CollectConfig{Client: fake.NewClientset(objs...), Logs: pods, Namespace: "load", Job: "ld", Out: merged})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Shards != 3 || res.LogBytes == 0 {
+		t.Errorf("collected %+v", res)
+	}
+	direct := filepath.Join(dir, "direct.run")
+	if code, msg := runBin(t, bin, "merge", "--out", direct, runs[0], runs[1], runs[2]); code != 0 {
+		t.Fatalf("merge: exit %d %s", code, msg)
+	}
+	got, want := sent(t, merged), sent(t, direct)
+	total := 0
+	for _, n := range got {
+		total += n
+	}
+	if diff := cmp.Diff(want, got); diff != "" || total != 4*5 {
+		t.Errorf("collected %d requests; per exchange (-merge +collect):\n%s", total, diff)
+	}
+	if code, out, _ := cliRun(t, "", "report", merged); code != exitRegression || !strings.Contains(out, "p99<1ns") {
+		t.Errorf("report of the merged run: exit %d, want %d (the goal missed):\n%s", code, exitRegression, out)
+	}
+}
+
+// logSource serves the shards' output as their pods' logs.
+type logSource struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (l *logSource) set(pod, text string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[string]string{}
+	}
+	l.m[pod] = text
+}
+
+func (l *logSource) Log(_ context.Context, ns, pod, container string) (io.ReadCloser, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	text, ok := l.m[ns+"/"+pod]
+	if !ok || container != k8s.Container {
+		return nil, fmt.Errorf("no log for %s/%s container %s", ns, pod, container)
+	}
+	return io.NopCloser(strings.NewReader(text)), nil
 }
