@@ -199,6 +199,7 @@ func (a *runAcc) summary(info snapshots.RunInfo) *Summary {
 	var allLat, allSvc []int64
 	for _, e := range accs {
 		es := e.summary(s.Duration)
+		es.Series = e.series.series(s.Sliced)
 		s.Endpoints = append(s.Endpoints, es)
 		overall.merge(e)
 		if e.sample.complete() {
@@ -211,6 +212,12 @@ func (a *runAcc) summary(info snapshots.RunInfo) *Summary {
 		}
 	}
 	s.Overall = overall.summary(s.Duration)
+	series := make([]*seriesAcc, len(accs))
+	for i, e := range accs {
+		series[i] = &e.series
+	}
+	overallSeries := mergeSeries(series)
+	s.Overall.Series = overallSeries.series(s.Sliced)
 	if allComplete {
 		s.Overall.Latency = exactStats(allLat)
 		s.Overall.ServiceTime = exactStats(allSvc)
@@ -234,6 +241,7 @@ type endpointAcc struct {
 	loadSQL, explainSQL            sqlAcc
 	loadAll                        sqlAcc // every load result, when the counter kept the rest
 	upstream                       upstreamPhases
+	series                         seriesAcc
 }
 
 func newEndpointAcc(name string, opts SummarizeOptions) *endpointAcc {
@@ -245,6 +253,7 @@ func newEndpointAcc(name string, opts SummarizeOptions) *endpointAcc {
 		svc:      newLatAcc(),
 		sample:   newSample(opts.SampleSize, opts.Seed, h.Sum64()),
 		failures: map[FailureCount]int64{},
+		series:   newSeriesAcc(),
 	}
 }
 
@@ -270,9 +279,6 @@ func (e *endpointAcc) addLoad(r *snapshots.Result) {
 		e.loadSQL.add(r.SQL, 1)
 	}
 	e.upstream.add(r, 1)
-	if r.Done.IsZero() {
-		return
-	}
 	sent := r.Sent
 	intended := r.Intended
 	if intended.IsZero() {
@@ -281,10 +287,12 @@ func (e *endpointAcc) addLoad(r *snapshots.Result) {
 	if sent.IsZero() {
 		sent = intended
 	}
-	if intended.IsZero() {
+	if r.Done.IsZero() || intended.IsZero() {
+		e.series.add(r, intended, -1)
 		return
 	}
 	lat := max(r.Done.Sub(intended).Microseconds(), 0)
+	e.series.add(r, intended, histogramIndex(lat))
 	svc := max(r.Done.Sub(sent).Microseconds(), 0)
 	e.lat.add(lat)
 	e.svc.add(svc)
@@ -359,6 +367,7 @@ func (e *endpointAcc) summary(span time.Duration) *EndpointSummary {
 		LoadSQL:         e.loadSQL.stats(SQLSourceLoad),
 		ExplainSQL:      e.explainSQL.stats(SQLSourceExplain),
 		Upstream:        e.upstream.stats(),
+		Histogram:       histogramOf(e.lat.h),
 		sample:          e.sample,
 	}
 	for i, n := range e.statuses {

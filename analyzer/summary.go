@@ -89,6 +89,14 @@ type EndpointSummary struct {
 	Latency LatencyStats
 	// ServiceTime runs from the actual send (snapshots.Result.ServiceTime).
 	ServiceTime LatencyStats
+	// Histogram bins every load-phase latency (Latency's values), for
+	// charts.
+	Histogram Histogram
+	// Series is the load's latency over time, for charts: one point per
+	// interleaving slice when the run was sliced (Summary.Sliced), else one
+	// per window of time (1 s, doubled as often as needed to keep at most
+	// 120 windows).
+	Series []SeriesPoint
 	// Statuses counts load-phase responses by class: "2xx", "3xx", "4xx",
 	// "5xx", "1xx" and "none" (no response).
 	Statuses map[string]int64

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/replaykit/replay/internal/schematest"
 )
 
 // Load per phase: enough requests that a connection's set-up statements
@@ -118,6 +120,7 @@ func recordPhase(t *testing.T, c *cluster, s server, db, dir string) (string, ma
 			SQLPerRequest float64 `json:"sql_per_request"`
 		} `json:"endpoints"`
 	}
+	schematest.Check(t, "inspect", out)
 	if err := json.Unmarshal(out, &inv); err != nil {
 		t.Fatalf("replay inspect --format json: %v\n%s", err, out)
 	}
@@ -166,6 +169,7 @@ func runPhase(t *testing.T, c *cluster, s server, db, snap string, truth map[str
 		"--out", filepath.Join(dir, s.name+".run"), "--build-log", filepath.Join(dir, s.name+".run.log"), "--format", "json")
 	logged := c.count(t, from, db)
 	var doc runJSON
+	schematest.Check(t, "run", out)
 	if err := json.Unmarshal(out, &doc); err != nil {
 		t.Fatalf("replay run --format json: %v\n%s", err, out)
 	}
@@ -243,6 +247,7 @@ func comparePhase(t *testing.T, c *cluster, s server, base, cand, snap string, t
 		"--postgres", c.Addr(), "--duration", "3s")...)
 	loggedBase, loggedCand := c.count(t, from, base), c.count(t, from, cand)
 	var doc compareJSON
+	schematest.Check(t, "comparison", out)
 	if err := json.Unmarshal(out, &doc); err != nil {
 		t.Fatalf("replay compare --format json: %v\n%s", err, out)
 	}
@@ -319,6 +324,7 @@ func miswiredPhase(t *testing.T, c *cluster, s server, db, snap string, truth ma
 		t.Fatalf("FAIL %s miswired: exit %d without naming the candidate's SQL wiring: %s", s.name, code, tail(stderr))
 	}
 	var doc compareJSON
+	schematest.Check(t, "comparison", out)
 	if err := json.Unmarshal(out, &doc); err != nil {
 		t.Fatalf("replay compare --format json: %v\n%s", err, out)
 	}

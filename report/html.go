@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/replaykit/replay/analyzer"
 )
@@ -20,60 +21,75 @@ table{border-collapse:collapse;width:100%;margin:.5em 0}
 th,td{padding:.35em .6em;border-bottom:1px solid #d1d9e0;text-align:left;vertical-align:top}
 th{background:#f6f8fa}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;background:#f6f8fa;padding:.1em .3em;border-radius:4px}
-.bar{height:.55em;border-radius:3px;margin-top:2px}.b{background:#8c959f}.c{background:#0969da}
+.bar{height:.55em;border-radius:3px;margin-top:2px}.b{background:#e36209}.c{background:#0969da}
 .regression{color:#cf222e;font-weight:600}.improvement{color:#1a7f37;font-weight:600}.inconclusive{color:#9a6700}.unchanged{color:#59636e}
 .pass{color:#1a7f37;font-weight:600}.fail{color:#cf222e;font-weight:600}
 ul{padding-left:1.3em}small{color:#59636e}
+svg.chart{max-width:100%;height:auto;margin:.3em 0}svg.chart text{font:11px -apple-system,BlinkMacSystemFont,"Segoe UI",Roboto,sans-serif;fill:#1f2328}
+svg.chart .ctitle{font-weight:600;font-size:12px}svg.chart .tick,svg.chart .axis{fill:#59636e}svg.chart .qlabel{font-weight:600}
+.charts{display:flex;flex-wrap:wrap;gap:0 20px}section.ep{border-top:1px solid #d1d9e0;margin-top:1em}section.ep h3{font-size:1em;margin:.6em 0 .2em}
 pre.diff{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;background:#f6f8fa;padding:.5em;overflow:auto}.del{color:#cf222e}.add{color:#1a7f37}
 `
 
 const runHTML = `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>replay run: {{.Outcome}}</title><style>{{.Style}}</style></head><body>
+<title>replay run: {{plain .Outcome}}</title><style>{{.Style}}</style></head><body>
 <h1>replay run</h1>
 <p class="ran">{{.Ran}}</p>
-<div class="outcome {{.Class}}">{{.Outcome}}</div>
+<div class="outcome {{.Class}}">{{code .Outcome}}</div>
 {{if .Goals}}<h2>Goals</h2>
 <table><tr><th>Goal</th><th>Expected</th><th class="n">Actual</th><th>Result</th></tr>
-{{range .Goals}}<tr><td><code>{{.Goal}}</code></td><td>{{.Expected}}</td><td class="n">{{.Actual}}</td><td class="{{.Class}}">{{.Result}}</td></tr>
+{{range .Goals}}<tr><td><code>{{.Goal}}</code></td><td>{{.Expected}}</td><td class="n">{{.Actual}}</td><td class="{{.Class}}">{{code .Result}}</td></tr>
 {{end}}</table>{{end}}
 <h2>Endpoints</h2>
 <table><tr><th>Endpoint</th><th class="n">Requests</th><th class="n">Failed</th><th class="n">Avg ms</th><th class="n">p50 ms</th><th class="n">p95 ms</th><th class="n">p99 ms</th><th class="n">Max ms</th><th class="n">SQL/req</th></tr>
 {{range .Endpoints}}<tr><td>{{.Name}}<div class="bar c" style="width:{{.Bar}}%"></div></td><td class="n">{{.Requests}}</td><td class="n">{{.Failed}}</td><td class="n">{{.Avg}}</td><td class="n">{{.P50}}</td><td class="n">{{.P95}}</td><td class="n">{{.P99}}</td><td class="n">{{.Max}}</td><td class="n">{{.SQL}}</td></tr>
-{{end}}</table>{{template "upstream" .}}{{template "responses" .}}
-{{range .Notes}}<small>{{.}}</small><br>{{end}}
+{{end}}</table>{{template "charts" .}}{{template "upstream" .}}{{template "responses" .}}
+{{range .Notes}}<small>{{code .}}</small><br>{{end}}
 {{template "tail" .}}
 </body></html>`
 
 const comparisonHTML = `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>replay compare: {{.Outcome}}</title><style>{{.Style}}</style></head><body>
+<title>replay compare: {{plain .Outcome}}</title><style>{{.Style}}</style></head><body>
 <h1>replay compare</h1>
 <p class="ran">{{.Ran}}</p>
-<div class="outcome {{.Class}}">{{.Outcome}}</div>
+<div class="outcome {{.Class}}">{{code .Outcome}}</div>
 <h2>Endpoints</h2>
 <table><tr><th>Endpoint</th><th class="n">Requests</th><th class="n">p95 ms</th><th class="n">p99 ms</th><th class="n">p95 change</th><th class="n">SQL/req</th><th>Verdict</th></tr>
 {{range .Endpoints}}<tr><td>{{.Name}}<div class="bar b" style="width:{{.BarBase}}%"></div><div class="bar c" style="width:{{.BarCand}}%"></div></td>
 <td class="n">{{.Requests}}</td><td class="n">{{.P95}}</td><td class="n">{{.P99}}</td><td class="n">{{.Change}}</td><td class="n">{{.SQL}}</td><td class="{{.Verdict}}">{{.Verdict}}</td></tr>
-<tr><td colspan="7"><small>{{.Explanation}}</small></td></tr>
+<tr><td colspan="7"><small>{{code .Explanation}}</small></td></tr>
 {{end}}</table>
-<small>Bars: p95 of the baseline (grey) and the candidate (blue). {{.Method}}</small>
+<small>Bars: p95 of the baseline (orange) and the candidate (blue). {{.Method}}</small>
+{{template "charts" .}}
 {{if .SQL}}<h2>SQL statements per request that changed</h2>
 <table><tr><th>Endpoint</th><th>Statement</th><th class="n">Baseline</th><th class="n">Candidate</th></tr>
 {{range .SQL}}<tr><td>{{.Endpoint}}</td><td><code>{{.Fingerprint}}</code></td><td class="n">{{.Base}}</td><td class="n">{{.Cand}}</td></tr>
 {{end}}</table>{{end}}{{template "upstream" .}}{{template "responses" .}}
 {{if .Goals}}<h2>Goals (candidate)</h2>
 <table><tr><th>Goal</th><th>Expected</th><th class="n">Actual</th><th>Result</th></tr>
-{{range .Goals}}<tr><td><code>{{.Goal}}</code></td><td>{{.Expected}}</td><td class="n">{{.Actual}}</td><td class="{{.Class}}">{{.Result}}</td></tr>
+{{range .Goals}}<tr><td><code>{{.Goal}}</code></td><td>{{.Expected}}</td><td class="n">{{.Actual}}</td><td class="{{.Class}}">{{code .Result}}</td></tr>
 {{end}}</table>{{end}}
-{{range .Notes}}<p><small>Note: {{.}}</small></p>{{end}}
+{{range .Notes}}<p><small>Note: {{code .}}</small></p>{{end}}
 {{template "tail" .}}
 </body></html>`
+
+const chartsHTML = `{{define "charts"}}<h2>Latency over time</h2>
+{{.Charts.Timeline}}
+<h2>Endpoints in detail</h2>
+{{range .Charts.Detail}}<section class="ep"><h3>{{.Name}}{{if .Verdict}} <span class="{{.Verdict}}">{{.Verdict}}</span>{{end}}</h3>
+{{if .Explanation}}<p><small>{{code .Explanation}}</small></p>{{end}}
+<div class="charts">{{.Dist}}{{.Series}}</div>{{.SQL}}</section>
+{{end}}{{if .Charts.Omitted}}<p><small>{{.Charts.Omitted}} more endpoints are in the table above, not drawn.</small></p>{{end}}
+<p><small>{{.Charts.Legend}}</small></p>
+<h2>Failures</h2>
+{{if .Charts.Failures}}{{.Charts.Failures}}<ul>{{range .Charts.FailureReasons}}<li>{{.}}</li>{{end}}</ul>{{else}}<p>No request failed{{if .Method}} in either build{{end}}.</p>{{end}}{{end}}`
 
 const tailHTML = `{{define "tail"}}<h2>Artifacts</h2>
 {{if .Artifacts}}<ul>{{range .Artifacts}}<li>{{.Name}}: <code>{{.Path}}</code></li>{{end}}</ul>{{else}}<p>None written.</p>{{end}}
 <h2>Next</h2>
-<ul>{{range .Next}}<li>{{.}}</li>{{end}}</ul>{{end}}`
+<ul>{{range .Next}}<li>{{code .}}</li>{{end}}</ul>{{end}}`
 
 type htmlGoal struct{ Goal, Expected, Actual, Result, Class string }
 
@@ -91,6 +107,7 @@ type htmlPage struct {
 	SQL       []map[string]string
 	Responses []map[string]any
 	Upstream  []map[string]string
+	Charts    htmlCharts
 }
 
 func htmlGoals(goals []analyzer.GoalResult) []htmlGoal {
@@ -109,9 +126,11 @@ func htmlGoals(goals []analyzer.GoalResult) []htmlGoal {
 }
 
 func renderHTML(w io.Writer, page string, data htmlPage) error {
-	t, err := template.New("page").Parse(page)
-	if err == nil {
-		_, err = t.Parse(tailHTML)
+	t, err := template.New("page").Funcs(template.FuncMap{"code": codeSpans, "plain": func(s string) string { return strings.ReplaceAll(s, "`", "") }}).Parse(page)
+	for _, def := range []string{tailHTML, chartsHTML} {
+		if err == nil {
+			_, err = t.Parse(def)
+		}
 	}
 	if err == nil {
 		_, err = t.Parse(responsesHTML)
@@ -154,6 +173,7 @@ func RunHTML(w io.Writer, r *RunReport) error {
 	}
 	p.Responses = htmlResponses(checkedResponses(r.Responses))
 	p.Upstream = htmlUpstreamRun(s)
+	p.Charts = runCharts(s)
 	return renderHTML(w, runHTML, p)
 }
 
@@ -191,5 +211,6 @@ func ComparisonHTML(w io.Writer, r *ComparisonReport) error {
 	}
 	p.Responses = htmlResponses(comparedResponses(c))
 	p.Upstream = htmlUpstream(c)
+	p.Charts = comparisonCharts(c)
 	return renderHTML(w, comparisonHTML, p)
 }

@@ -70,3 +70,16 @@ func exact(n int64) string { return strconv.FormatInt(n, 10) }
 
 // figure formats a figure in as few digits as tell it exactly: "30.688", "9".
 func figure(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// InventoryDocument is the JSON of `replay inspect --format json`: what a
+// snapshot holds (snapshots.Inventory) and its schema version
+// (docs/schema/inspect.json).
+type InventoryDocument struct {
+	SchemaVersion int `json:"schema_version"`
+	*snapshots.Inventory
+}
+
+// InventoryJSON writes inv as JSON (InventoryDocument), indented.
+func InventoryJSON(w io.Writer, inv *snapshots.Inventory) error {
+	return writeJSON(w, InventoryDocument{SchemaVersion: JSONSchemaVersion, Inventory: inv})
+}

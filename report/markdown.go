@@ -1,17 +1,68 @@
 package report
 
 import (
+	"bytes"
+	"cmp"
 	"fmt"
+	"html"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/replaykit/replay/analyzer"
 )
 
+// MarkdownLimit is the most bytes a Markdown report takes: under the
+// 65,536 characters of a GitHub comment or step summary. A longer report
+// is cut, endpoints last in its order first, with a note saying so.
+const MarkdownLimit = 60 * 1024
+
+// fitMarkdown writes the Markdown render makes of all n endpoints when it
+// fits MarkdownLimit, else of as many as fit (render is told how many to
+// show; it notes the cut).
+func fitMarkdown(w io.Writer, n int, render func(w io.Writer, shown int) error) error {
+	var b bytes.Buffer
+	if err := render(&b, n); err != nil {
+		return err
+	}
+	if b.Len() <= MarkdownLimit {
+		_, err := w.Write(b.Bytes())
+		return err
+	}
+	lo, hi := 0, n-1 // the largest count that fits, by bisection
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		b.Reset()
+		if render(&b, mid); b.Len() <= MarkdownLimit {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	b.Reset()
+	if err := render(&b, lo); err != nil {
+		return err
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// writeCutNote says that a Markdown report shows shown of n endpoints.
+func writeCutNote(e *errWriter, shown, n int, order string) {
+	if shown < n {
+		e.printf("\n<sub>⚠️ Cut to stay under %d KB, the size a pull-request comment allows: %d of %d endpoints shown (%s); the text, JSON and HTML reports have them all.</sub>\n",
+			MarkdownLimit/1024, shown, n, order)
+	}
+}
+
 // RunMarkdown writes a run report as Markdown with a "### Result" block
 // (Ran, Outcome, Numbers, Artifacts, Next), fit for a pull-request comment,
-// a CI step summary and an agent.
+// a CI step summary and an agent; at most MarkdownLimit bytes.
 func RunMarkdown(w io.Writer, r *RunReport) error {
+	return fitMarkdown(w, len(r.Summary.Endpoints), func(w io.Writer, shown int) error { return runMarkdown(w, r, shown) })
+}
+
+func runMarkdown(w io.Writer, r *RunReport, shown int) error {
 	e := &errWriter{w: w}
 	s := r.Summary
 	e.println("### Result")
@@ -29,14 +80,17 @@ func RunMarkdown(w io.Writer, r *RunReport) error {
 		e.printf("| %s | %s | %s | %s | %s | %s | %s |\n", cell(name), count(x.Requests), count(x.Failed),
 			num(x.Latency.Avg), num(x.Latency.P95), num(x.Latency.P99), perRequest(&x.SQL))
 	}
-	for _, x := range s.Endpoints {
+	for _, x := range s.Endpoints[:shown] {
 		row(x.Endpoint, x)
 	}
 	if len(s.Endpoints) != 1 {
 		row("**all**", s.Overall)
 	}
-	writeResponsesMarkdown(e, checkedResponses(r.Responses), recordingLabels)
-	writeUpstreamRunMarkdown(e, s)
+	writeCutNote(e, shown, len(s.Endpoints), "in the run's order")
+	writeResponsesMarkdown(e, firstResponses(checkedResponses(r.Responses), s.Endpoints[:shown]), recordingLabels)
+	cut := *s
+	cut.Endpoints = s.Endpoints[:shown]
+	writeUpstreamRunMarkdown(e, &cut)
 	writeGoalsMarkdown(e, "Goal", r.Goals)
 	writeFailuresMarkdown(e, r)
 	e.println("")
@@ -48,10 +102,36 @@ func RunMarkdown(w io.Writer, r *RunReport) error {
 	return e.err
 }
 
+// firstResponses keeps the responses of the endpoints shown.
+func firstResponses(rs []endpointResponses, shown []*analyzer.EndpointSummary) []endpointResponses {
+	return slices.DeleteFunc(rs, func(r endpointResponses) bool {
+		return !slices.ContainsFunc(shown, func(x *analyzer.EndpointSummary) bool { return x.Endpoint == r.endpoint })
+	})
+}
+
 // ComparisonMarkdown writes a comparison as Markdown with a "### Result"
 // block: Ran (what was compared), Outcome (the verdict in one line),
-// Numbers (a table per endpoint and the explanations), Artifacts and Next.
+// Numbers (a table of the endpoints whose verdict is not unchanged, the
+// unchanged ones in one collapsed line, and the explanations), Artifacts
+// and Next; at most MarkdownLimit bytes, the changed endpoints kept first.
 func ComparisonMarkdown(w io.Writer, r *ComparisonReport) error {
+	ordered := slices.Clone(r.Comparison.Endpoints)
+	slices.SortStableFunc(ordered, func(a, b *analyzer.EndpointComparison) int {
+		return cmp.Compare(bool2int(a.Verdict == analyzer.Unchanged), bool2int(b.Verdict == analyzer.Unchanged))
+	})
+	return fitMarkdown(w, len(ordered), func(w io.Writer, shown int) error { return comparisonMarkdown(w, r, ordered, shown) })
+}
+
+func bool2int(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// comparisonMarkdown writes the Markdown of r with the first shown of
+// ordered, its endpoints changed first.
+func comparisonMarkdown(w io.Writer, r *ComparisonReport, ordered []*analyzer.EndpointComparison, shown int) error {
 	e := &errWriter{w: w}
 	c := r.Comparison
 	e.println("### Result")
@@ -63,25 +143,48 @@ func ComparisonMarkdown(w io.Writer, r *ComparisonReport) error {
 	writeFaultsMarkdown(e, c.Faults, "compare again")
 	e.println("**Numbers:**")
 	e.println("")
-	e.println("| Endpoint | Requests | p95 ms | p99 ms | SQL/req | Verdict |")
-	e.println("|---|---:|---:|---:|---:|---|")
-	for _, x := range c.Endpoints {
+	cut := *c
+	cut.Endpoints = ordered[:shown]
+	var unchanged []string
+	header := false
+	for _, x := range cut.Endpoints {
+		if x.Verdict == analyzer.Unchanged {
+			unchanged = append(unchanged, html.EscapeString(x.Endpoint))
+			continue
+		}
+		if !header {
+			e.println("| Endpoint | Requests | p95 ms | p99 ms | SQL/req | Verdict |")
+			e.println("|---|---:|---:|---:|---:|---|")
+			header = true
+		}
 		e.printf("| %s | %s → %s | %s | %s | %s → %s | %s |\n", cell(x.Endpoint),
 			count(x.Baseline.Requests), count(x.Candidate.Requests),
 			mdChange(x.P95), mdChange(x.P99),
 			perRequest(&x.Baseline.SQL), perRequest(&x.Candidate.SQL),
 			verdictBadge(x.Verdict))
 	}
-	e.println("")
-	for _, x := range c.Endpoints {
-		e.printf("- **%s** (%s): %s\n", x.Endpoint, x.Verdict, x.Explanation)
+	if n := c.Counts[analyzer.Unchanged]; n > 0 {
+		if header {
+			e.println("")
+		}
+		if hidden := n - len(unchanged); hidden > 0 {
+			unchanged = append(unchanged, fmt.Sprintf("and %d more", hidden))
+		}
+		e.printf("<details><summary>%s unchanged</summary>%s</details>\n", plural(n, "endpoint"), strings.Join(unchanged, " · "))
 	}
-	writeSQLDetails(e, "SQL statements per request that changed", changedSQL(c), func(f analyzer.FingerprintChange) (float64, float64) {
+	writeCutNote(e, shown, len(ordered), "the changed ones first")
+	e.println("")
+	for _, x := range cut.Endpoints {
+		if x.Verdict != analyzer.Unchanged {
+			e.printf("- **%s** (%s): %s\n", x.Endpoint, x.Verdict, x.Explanation)
+		}
+	}
+	writeSQLDetails(e, "SQL statements per request that changed", changedSQL(&cut), func(f analyzer.FingerprintChange) (float64, float64) {
 		return f.BaselinePerRequest, f.CandidatePerRequest
 	})
-	writeSQLErrorsMarkdown(e, c)
-	writeResponsesMarkdown(e, comparedResponses(c), buildLabels)
-	writeUpstreamMarkdown(e, c)
+	writeSQLErrorsMarkdown(e, &cut)
+	writeResponsesMarkdown(e, comparedResponses(&cut), buildLabels)
+	writeUpstreamMarkdown(e, &cut)
 	writeGoalsMarkdown(e, "Goal (candidate)", r.Goals)
 	e.println("")
 	for _, n := range c.Notes {

@@ -249,7 +249,7 @@ func diffHTML(diff string) string {
 // responsesHTML is the responses section of the comparison page.
 const responsesHTML = `{{define "responses"}}{{if .Responses}}<h2>Responses</h2>
 <table><tr><th>Endpoint</th><th class="n">Compared</th><th class="n">Differing</th><th>Differences</th></tr>
-{{range .Responses}}<tr><td>{{.Endpoint}}</td><td class="n">{{.Compared}}</td><td class="n">{{.Differing}}</td><td>{{range .Differences}}{{.}}<br>{{else}}none{{end}}
+{{range .Responses}}<tr><td>{{.Endpoint}}</td><td class="n">{{.Compared}}</td><td class="n">{{.Differing}}</td><td>{{range .Differences}}{{code .}}<br>{{else}}none{{end}}
 {{if .Diff}}<details><summary>Example: {{.Example}}</summary><pre class="diff">{{.Diff}}</pre></details>{{end}}
 {{if .Ignored}}<small>Ignored: {{.Ignored}}</small>{{end}}</td></tr>
 {{end}}</table>{{end}}{{end}}`

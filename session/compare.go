@@ -28,8 +28,13 @@ type CompareConfig struct {
 	// Dir/NAME.log.
 	Baseline, Candidate SideConfig
 	// Dir receives the run files, build logs and reset log; created when
-	// missing. Required unless both sides name their files.
+	// missing. Required unless both sides name their files or DirPrefix
+	// is set.
 	Dir string
+	// DirPrefix, when Dir is empty, makes Dir a new directory in the
+	// working directory: DirPrefix and a time stamp (NewDir), e.g.
+	// replay-compare-20250301-120000. CompareResult.Dir names it.
+	DirPrefix string
 	// Plan is how the sides are measured (interleaved slices or
 	// sequential, explain phase, warmup); its Reset, when nil, runs the
 	// Reset command, and Plan.Progress is told how it goes.
@@ -52,6 +57,9 @@ type CompareResult struct {
 	Report *report.ComparisonReport
 	// Stats are each side's load counts.
 	Stats replayer.CompareStats
+	// Dir is the comparison's directory (CompareConfig.Dir or the one
+	// DirPrefix made).
+	Dir string
 	// Sides are the two sides as they ended, baseline first: their mock
 	// misses and miss logs, addresses and build logs. Everything they ran
 	// is stopped.
@@ -61,11 +69,24 @@ type CompareResult struct {
 // Compare replays the same requests against a baseline and a candidate,
 // each with its own mock and SQL counter, under one plan (see
 // replayer.Compare), then compares the two run files. Canceling ctx stops
-// it with an error; the run files keep what was measured.
+// it with an error; the run files keep what was measured. Any other error
+// removes the files and the directory it created, but for a log (a
+// build's, the reset's) that holds output, which the error names.
 func Compare(ctx context.Context, cfg CompareConfig) (res *CompareResult, err error) {
-	sides, err := cfg.prepare()
+	var lo leftovers
+	keep := false
+	defer func() {
+		if err != nil && !keep {
+			err = lo.clean(err)
+		}
+	}()
+	sides, err := cfg.prepare(&lo)
 	if err != nil {
 		return nil, fmt.Errorf("compare: %w", err)
+	}
+	if cfg.Local != nil {
+		keep = true // the shards' logs say what went wrong
+		return compareLocal(ctx, &cfg)
 	}
 	finish, err := cfg.startObserver(ctx, "compare", cfg.Baseline.Name, cfg.Candidate.Name)
 	if err != nil {
@@ -121,6 +142,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (res *CompareResult, err er
 	}
 	if runErr != nil {
 		if errors.Is(runErr, context.Canceled) {
+			keep = true
 			return nil, fmt.Errorf("compare interrupted; %s and %s hold the requests completed so far", sides[0].sc.RunPath, sides[1].sc.RunPath)
 		}
 		return nil, runErr
@@ -130,7 +152,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (res *CompareResult, err er
 		return nil, err
 	}
 	rep.Artifacts = cfg.artifacts(sides)
-	return &CompareResult{Report: rep, Stats: st, Sides: sides}, nil
+	return &CompareResult{Report: rep, Stats: st, Dir: cfg.Dir, Sides: sides}, nil
 }
 
 // report is r's report; nil when r is.
@@ -141,11 +163,19 @@ func (r *CompareResult) report() *report.ComparisonReport {
 	return r.Report
 }
 
-// prepare checks cfg, fills the sides' files from Dir and creates it.
-func (cfg *CompareConfig) prepare() ([2]*Side, error) {
+// prepare checks cfg, fills the sides' files from Dir and creates it,
+// noting in lo what it will create.
+func (cfg *CompareConfig) prepare(lo *leftovers) ([2]*Side, error) {
 	var sides [2]*Side
 	if err := cfg.check(); err != nil {
 		return sides, err
+	}
+	if cfg.Dir == "" && cfg.DirPrefix != "" {
+		dir, err := NewDir(".", cfg.DirPrefix)
+		if err != nil {
+			return sides, fmt.Errorf("output directory: %w", err)
+		}
+		cfg.Dir, lo.dir = dir, dir
 	}
 	scs := [2]*SideConfig{&cfg.Baseline, &cfg.Candidate}
 	for i, sc := range scs {
@@ -162,8 +192,8 @@ func (cfg *CompareConfig) prepare() ([2]*Side, error) {
 	if cfg.Baseline.Name == cfg.Candidate.Name {
 		return sides, fmt.Errorf("both sides are named %q", cfg.Baseline.Name)
 	}
-	if cfg.Dir != "" {
-		if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+	if cfg.Dir != "" && lo.dir == "" {
+		if err := lo.mkdir(cfg.Dir); err != nil {
 			return sides, err
 		}
 	}
@@ -171,6 +201,13 @@ func (cfg *CompareConfig) prepare() ([2]*Side, error) {
 		if _, err := os.Stat(sc.RunPath); err == nil {
 			return sides, fmt.Errorf("%s exists: give another output directory", sc.RunPath)
 		}
+	}
+	for _, sc := range scs {
+		lo.file(sc.RunPath, false)
+		lo.file(sc.LogPath, true)
+	}
+	if cfg.Reset != "" && cfg.Dir != "" {
+		lo.file(filepath.Join(cfg.Dir, ResetLog), true)
 	}
 	for i, sc := range scs {
 		sides[i] = &Side{cfg: &cfg.Config, sc: *sc, paired: true}

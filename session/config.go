@@ -100,6 +100,12 @@ type Config struct {
 	// hash over the shared settings) and, when Shard.Addr is set, the load
 	// starts at the barrier's T0. Nil runs the whole plan.
 	Shard *shard.Barrier
+	// Local, when set, runs the plan as Local's shard processes here
+	// (--shards N --local) instead: Run and Compare merge their run files
+	// into the side's RunPath (Dir/baseline.run, Dir/candidate.run) and
+	// report on the merge; the shards' files go to RunPath.shards/
+	// (Dir/shards/).
+	Local *shard.Local
 
 	authority *ca.CA         // loaded from CADir by check, with Mock
 	shard     replayer.Shard // from Shard, by shardSettings

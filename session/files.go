@@ -224,22 +224,6 @@ func Load(ctx context.Context, path string, outbound bool) (in, out []*snapshots
 	return in, out, nil
 }
 
-// OutDir creates a comparison's output directory: dir (--out), or when
-// empty a new ./replay-compare-YYYYMMDD-HHMMSS (NewDir).
-func OutDir(dir string) (string, error) {
-	if dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return "", fmt.Errorf("--out: %w", err)
-		}
-		return dir, nil
-	}
-	dir, err := NewDir(".", "replay-compare-")
-	if err != nil {
-		return "", fmt.Errorf("output directory: %w", err)
-	}
-	return dir, nil
-}
-
 // NewDir creates a new directory in parent named prefix plus the time,
 // e.g. replay-compare-20261201-120000 (with -2, -3, … when taken), for a
 // comparison's files.

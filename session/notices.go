@@ -40,6 +40,9 @@ func (r *CompareResult) Notices() []string {
 	}
 	stats := [2]replayer.Stats{r.Stats.Baseline, r.Stats.Candidate}
 	for i, s := range r.Sides {
+		if s == nil {
+			continue // shards run elsewhere (Config.Local)
+		}
 		if n := s.MockMisses(); n > 0 {
 			var b strings.Builder
 			fmt.Fprintf(&b, "the %s's mock could not answer %d outbound requests; the closest recorded ones:", s.Name(), n)

@@ -58,10 +58,14 @@ type RunResult struct {
 // load runs (after an explain phase when Plan.Explain is set), every
 // result goes to the run file, and the build is stopped. Canceling ctx
 // ends the load early: Run then returns the report of what was measured,
-// with Interrupted set.
+// with Interrupted set. An error removes the files Run created, but for a
+// build log that holds output, which the error names.
 func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	if err := cfg.check(); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
+	}
+	if cfg.Local != nil {
+		return runLocal(ctx, cfg)
 	}
 	if cfg.Side.LogPath == "" && cfg.Side.Cmd != "" {
 		cfg.Side.LogPath = cfg.Side.RunPath + ".build.log"
@@ -78,6 +82,14 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	}
 	defer func() { finish(Outcome{Run: res.report(), Err: err}) }()
 	observeRun(&cfg.Plan, cfg.Observer, cfg.Side.Name)
+	var lo leftovers // its clean runs before finish: the observer gets the final error
+	lo.file(cfg.Side.RunPath, false)
+	lo.file(cfg.Side.LogPath, true)
+	defer func() {
+		if err != nil {
+			err = lo.clean(err)
+		}
+	}()
 	s := &Side{cfg: &cfg.Config, sc: cfg.Side}
 	defer s.Close()
 	if err := startSides(ctx, "run", []*Side{s}); err != nil {

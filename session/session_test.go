@@ -174,7 +174,7 @@ func TestCompareResetsAndListening(t *testing.T) {
 
 // TestCompareResetFails: a failing reset stops the comparison with a
 // ResetError naming the phase, the exit status and the last line; the run
-// files stay.
+// files it began are removed, the reset's log stays and the error names it.
 func TestCompareResetFails(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
@@ -191,10 +191,16 @@ func TestCompareResetFails(t *testing.T) {
 	if !errors.As(err, &re) || re.Side != "baseline" || re.Phase != replayer.ResetExplain || re.Status != "exited with status 3" || re.LastLine != "boom" {
 		t.Fatalf("Compare = %v; want the baseline's explain reset to fail with status 3 and its last line", err)
 	}
-	for _, f := range []string{BaselineRun, CandidateRun, ResetLog} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			t.Errorf("%s: %v", f, err)
+	for _, f := range []string{BaselineRun, CandidateRun} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("%s left behind", f)
 		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, ResetLog)); err != nil || !strings.Contains(string(b), "boom") {
+		t.Errorf("reset.log: %q, %v", b, err)
+	}
+	if !strings.HasSuffix(err.Error(), "(logs kept: "+filepath.Join(dir, ResetLog)+")") {
+		t.Errorf("the error does not name the reset log: %v", err)
 	}
 }
 

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/replaykit/replay/analyzer/respdiff"
 	"github.com/replaykit/replay/replayer"
+	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/shard"
 )
 
@@ -65,17 +65,36 @@ func onceStart(start func(context.Context) (time.Time, error)) func(context.Cont
 	}
 }
 
-// RunLocal runs `replay run` as l's shard processes here, merges their run
-// files into out (shard.Local.RunFile) and reports on the merged file as
-// LoadRunChecked does: the goals, failures and answers the shards recorded
+// runLocal is Run with cfg.Local: the shards run here, their run files
+// merge into the side's RunPath (shard.Local.RunFile), and the report is
+// LoadRunChecked's: the goals, failures and answers the shards recorded
 // are checked only now, over every shard's results.
-func RunLocal(ctx context.Context, l shard.Local, out string, rules respdiff.Rules) (*RunResult, error) {
+func runLocal(ctx context.Context, cfg RunConfig) (*RunResult, error) {
+	l, out := *cfg.Local, cfg.Side.RunPath
+	l.Dir = out + ".shards"
 	if err := l.RunFile(ctx, out); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
-	rep, err := LoadRunChecked(ctx, out, nil, 0, rules)
+	rep, err := LoadRunChecked(ctx, out, nil, 0, cfg.Rules)
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
 	return &RunResult{Report: rep}, nil
+}
+
+// compareLocal is Compare with cfg.Local: the shards run here, each side's
+// run files merge into its RunPath, and the merged files are compared.
+func compareLocal(ctx context.Context, cfg *CompareConfig) (*CompareResult, error) {
+	l := *cfg.Local
+	l.Dir = filepath.Join(cfg.Dir, "shards")
+	sides := []string{cfg.Baseline.RunPath, cfg.Candidate.RunPath}
+	if _, err := l.Compare(ctx, cfg.Dir, filepath.Base(sides[0]), filepath.Base(sides[1])); err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
+	}
+	rep, err := CompareFilesWith(ctx, sides[0], sides[1], cfg.Goals, cfg.Analysis)
+	if err != nil {
+		return nil, err
+	}
+	rep.Artifacts = append(rep.Artifacts, report.Artifact{Name: "shards", Path: l.Dir})
+	return &CompareResult{Report: rep, Dir: cfg.Dir}, nil
 }

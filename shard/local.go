@@ -17,7 +17,7 @@ import (
 // Local runs N shards of one command here, as child processes of the
 // replay binary, with the barrier on loopback.
 type Local struct {
-	// Exe is the replay binary; Args the command's arguments as given
+	// Exe is the replay binary (empty: this one); Args the command's arguments as given
 	// (e.g. "run --snapshot s.snap … --shards 3 --local --out r.run"):
 	// --shards, --local, --out and --format are replaced in each child.
 	Exe  string
@@ -50,7 +50,7 @@ func (e *ShardError) ExitCode() int {
 }
 
 // stripped are the flags Local replaces in each child: with a value or not.
-var stripped = map[string]bool{"shards": true, "out": true, "format": true, "local": false, "shard": true, "barrier": true}
+var stripped = map[string]bool{"shards": true, "out": true, "format": true, "local": false, "shard": true, "barrier": true, "dashboard": true, "dashboard-linger": true}
 
 // childArgs is args without the flags Local replaces.
 func childArgs(args []string) []string {
@@ -77,6 +77,13 @@ func childArgs(args []string) []string {
 func (l Local) Run(ctx context.Context, out func(k int) string) error {
 	if err := os.MkdirAll(l.Dir, 0o755); err != nil {
 		return fmt.Errorf("shards: %w", err)
+	}
+	if l.Exe == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("shards: %w", err)
+		}
+		l.Exe = exe
 	}
 	addr, err := freeLoopback()
 	if err != nil {

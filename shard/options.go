@@ -97,8 +97,11 @@ func ParseSpec(v string, getenv func(string) string) (Spec, error) {
 	return Spec{K: k, N: n}, nil
 }
 
-// LocalShards is the Local of --shards N --local: exe (the replay binary)
-// with args (the command's, as given), the shards' files under dir.
-func (o *Options) LocalShards(exe string, args []string, dir string) Local {
-	return Local{Exe: exe, Args: args, N: o.Shards, Dir: dir}
+// LocalShards is the Local of --shards N --local, with args the command's
+// as given (this binary runs them); nil without --local.
+func (o *Options) LocalShards(args []string) *Local {
+	if !o.Local {
+		return nil
+	}
+	return &Local{Args: args, N: o.Shards}
 }

@@ -9,11 +9,16 @@ import (
 	"time"
 )
 
+// JSONSchemaVersion is the version of the JSON WriteJSON writes: adding a
+// key keeps it; renaming or removing one, or changing its type, raises it.
+const JSONSchemaVersion = 1
+
 // statsJSON is the document WriteJSON writes; DESIGN.md names its keys.
 type statsJSON struct {
-	Statements   int64             `json:"statements"`
-	Errors       int64             `json:"errors"`
-	Fingerprints []fingerprintJSON `json:"fingerprints"`
+	SchemaVersion int               `json:"schema_version"` // of docs/schema/sqlcount.json: JSONSchemaVersion
+	Statements    int64             `json:"statements"`
+	Errors        int64             `json:"errors"`
+	Fingerprints  []fingerprintJSON `json:"fingerprints"`
 }
 
 type fingerprintJSON struct {
@@ -26,7 +31,7 @@ type fingerprintJSON struct {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// WriteJSON writes s as an indented JSON document: {"statements": N,
+// WriteJSON writes s as an indented JSON document: {"schema_version": 1, "statements": N,
 // "errors": N, "fingerprints": [{"fingerprint", "count", "errors",
 // "total_ms", "mean_ms"}, …]}, durations in milliseconds, followed by a
 // newline. Statements and count leave out the statements the server
@@ -54,7 +59,7 @@ func (s Stats) WriteJSONFile(path string) error {
 }
 
 func (s Stats) marshalJSON() ([]byte, error) {
-	out := statsJSON{Statements: s.Statements, Errors: s.Errors, Fingerprints: []fingerprintJSON{}}
+	out := statsJSON{SchemaVersion: JSONSchemaVersion, Statements: s.Statements, Errors: s.Errors, Fingerprints: []fingerprintJSON{}}
 	for _, f := range s.Fingerprints {
 		out.Fingerprints = append(out.Fingerprints, fingerprintJSON{
 			Fingerprint: f.Fingerprint, Count: f.Count, Errors: f.Errors, TotalMS: ms(f.Total), MeanMS: ms(f.Mean),

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaykit/replay/internal/schematest"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -63,6 +65,7 @@ func TestStatsWriteJSON(t *testing.T) {
 		want string
 	}{
 		{"fingerprints", statsFixture, `{
+  "schema_version": 1,
   "statements": 1205,
   "errors": 0,
   "fingerprints": [
@@ -91,7 +94,7 @@ func TestStatsWriteJSON(t *testing.T) {
 }
 `},
 		// An empty list, not null, so that readers can iterate.
-		{"none", Stats{}, "{\n  \"statements\": 0,\n  \"errors\": 0,\n  \"fingerprints\": []\n}\n"},
+		{"none", Stats{}, "{\n  \"schema_version\": 1,\n  \"statements\": 0,\n  \"errors\": 0,\n  \"fingerprints\": []\n}\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
@@ -101,6 +104,7 @@ func TestStatsWriteJSON(t *testing.T) {
 			if diff := cmp.Diff(tt.want, b.String()); diff != "" {
 				t.Errorf("WriteJSON (-want +got):\n%s", diff)
 			}
+			schematest.Check(t, "sqlcount", b.Bytes())
 			path := filepath.Join(t.TempDir(), "counts.json")
 			if err := tt.st.WriteJSONFile(path); err != nil {
 				t.Fatal(err)

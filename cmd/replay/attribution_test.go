@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaykit/replay/internal/schematest"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -149,6 +151,7 @@ func TestSQLPerRequestUnderConcurrency(t *testing.T) {
 			SQLMargin     float64 `json:"sql_margin"`
 		} `json:"endpoints"`
 	}
+	schematest.Check(t, "inspect", []byte(stdout))
 	if err := json.Unmarshal([]byte(stdout), &inv); err != nil {
 		t.Fatal(err)
 	}
@@ -201,6 +204,7 @@ func TestSQLPerRequestUnderConcurrency(t *testing.T) {
 			SQLMargin     float64 `json:"sql_margin"`
 		} `json:"endpoints"`
 	}
+	schematest.Check(t, "run", []byte(stdout))
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, stdout)
 	}

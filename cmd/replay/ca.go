@@ -13,12 +13,13 @@ import (
 
 	"github.com/replaykit/replay/internal/ca"
 	"github.com/replaykit/replay/internal/shell"
+	"github.com/replaykit/replay/report"
 )
 
 type caOptions struct {
-	dir    string
-	format string
-	stdout io.Writer
+	dir     string
+	formats []string
+	stdout  io.Writer
 }
 
 func newCmdCA(s streams) *cobra.Command {
@@ -42,13 +43,14 @@ func newCmdCA(s streams) *cobra.Command {
 	}
 	f := cmd.Flags()
 	addCADirFlag(f, &opts.dir)
-	f.StringVar(&opts.format, "format", "text", "output `format`: text, json, or env (just the export lines)")
+	f.StringArrayVar(&opts.formats, "format", nil, "output `FORMAT`: text, json, or env (just the export lines; default text)")
 	return cmd
 }
 
 func caRun(ctx context.Context, opts *caOptions) error {
-	if opts.format != "text" && opts.format != "json" && opts.format != "env" {
-		return usagef("ca: --format %q: want text, json or env", opts.format)
+	format, err := report.OneFormat(opts.formats, "text", "json", "env")
+	if err != nil {
+		return usagef("ca: %v", err)
 	}
 	dir := opts.dir
 	if dir == "" {
@@ -71,7 +73,7 @@ func caRun(ctx context.Context, opts *caOptions) error {
 		return fmt.Errorf("ca: %w", err)
 	}
 	info.Created = errors.Is(statErr, fs.ErrNotExist)
-	switch opts.format {
+	switch format {
 	case "json":
 		return info.WriteJSON(opts.stdout)
 	case "env":

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/replaykit/replay/internal/schematest"
+
 	"github.com/replaykit/replay/internal/ca"
 )
 
@@ -85,6 +87,7 @@ func TestCAJSON(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var got ca.Info
+	schematest.Check(t, "ca", []byte(out))
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("%v in %s", err, out)
 	}
@@ -159,6 +162,7 @@ func TestCAErrors(t *testing.T) {
 		want string
 	}{
 		{"bad format", []string{"ca", "--format", "yaml"}, 2, `--format "yaml"`},
+		{"two formats", []string{"ca", "--format", "env,json"}, 2, "ca: --format env,json: give one format"},
 		{"extra argument", []string{"ca", "extra"}, 2, "extra"},
 		{"unknown flag", []string{"ca", "--nope"}, 2, "--nope"},
 		{"loose key permissions", []string{"ca", "--ca-dir", loose}, 1, "chmod 600"},

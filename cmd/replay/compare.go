@@ -34,8 +34,7 @@ type compareOptions struct {
 	slices     int
 	sequential bool
 	reset      string
-	out        string
-	formats    []string
+	output     report.OutputFlags // --format, --out
 	shard      shard.Options
 	minChange  string
 	confidence float64
@@ -95,10 +94,10 @@ func newCmdCompare(s streams) *cobra.Command {
 	f.IntVar(&opts.slices, "slices", 0, "interleave each side's load in `N` slices (default: one per second of --duration, 10 to 20)")
 	f.BoolVar(&opts.sequential, "sequential", false, "load the baseline, then the candidate, instead of interleaving")
 	f.StringVar(&opts.reset, "reset", "", "`COMMAND` (sh -c) that restores the data, run before each side's explain phase and before the load")
-	f.StringVar(&opts.out, "out", "", "`DIR` for the run files, build logs and reports (default ./replay-compare-TIMESTAMP; offline: no files)")
+	f.StringVar(&opts.output.Dir, "out", "", "`DIR` for the run files, build logs and reports (default ./replay-compare-TIMESTAMP; offline: no files)")
 	f.StringVar(&opts.minChange, "min-change", analyzer.DefaultMinChange, "smallest p95 change `'P%,D'` that counts: both the percentage and the duration")
 	f.Float64Var(&opts.confidence, "confidence", 0.99, "confidence level `C` of the intervals (0.95 is 95%)")
-	addFormatFlag(f, &opts.formats)
+	opts.output.AddFlags(f, "")
 	opts.shard.AddFlags(f)
 	return cmd
 }
@@ -123,9 +122,6 @@ func compareRun(ctx context.Context, opts *compareOptions, s streams) (*report.C
 	su, err := opts.setup()
 	if err != nil {
 		return nil, err
-	}
-	if opts.shard.Local {
-		return compareLocal(ctx, opts, su, s)
 	}
 	return compareLive(ctx, opts, su, s)
 }

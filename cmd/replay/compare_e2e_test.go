@@ -9,9 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/replaykit/replay/internal/schematest"
 
 	"github.com/replaykit/replay/examples/orders/app"
 	"github.com/replaykit/replay/examples/orders/catalog"
@@ -62,6 +65,7 @@ var designKeys = struct{ top, endpoint, stats, sql []string }{
 func checkDesignShape(t *testing.T, doc []byte) {
 	t.Helper()
 	var v map[string]any
+	schematest.Check(t, "comparison", doc)
 	if err := json.Unmarshal(doc, &v); err != nil {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, doc)
 	}
@@ -194,6 +198,7 @@ func (env *ordersEnv) compare(t *testing.T, name string, extra ...string) (code 
 	code = run(env.args(out, append([]string{"--format", "json"}, extra...)...), streams{in: strings.NewReader(""), out: &stdout, err: &errb})
 	t.Logf("%s: exit %d in %s", name, code, time.Since(start).Round(time.Millisecond))
 	if code == exitOK || code == exitRegression {
+		schematest.Check(t, "comparison", stdout.Bytes())
 		if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
 			t.Fatalf("stdout is not the comparison JSON: %v\n%s\nstderr: %s", err, stdout.String(), errb.String())
 		}
@@ -266,11 +271,13 @@ func TestCompareEndToEnd(t *testing.T) {
 				t.Errorf("output file: %v", err)
 			}
 		}
-		if js, _ := os.ReadFile(filepath.Join(out, "report.json")); string(js) != raw {
-			t.Errorf("report.json differs from the JSON on stdout")
+		t.Run("html", func(t *testing.T) { checkReportHTML(t, filepath.Join(out, "report.html"), len(ordersEndpoints)) })
+		// The reports in the directory name its files relative to it.
+		if js, _ := os.ReadFile(filepath.Join(out, "report.json")); string(js) != strings.ReplaceAll(raw, out+"/", "") {
+			t.Errorf("report.json differs from the JSON on stdout with paths relative to its directory")
 		}
 		md, _ := os.ReadFile(filepath.Join(out, "report.md"))
-		for _, want := range []string{"### Result", "**Outcome:** ❌ Regression in GET /orders", "order_items", filepath.Join(out, "candidate.run")} {
+		for _, want := range []string{"### Result", "**Outcome:** ❌ Regression in GET /orders", "order_items", "- candidate run: `candidate.run`"} {
 			if !strings.Contains(string(md), want) {
 				t.Errorf("report.md lacks %q", want)
 			}
@@ -397,8 +404,11 @@ func TestCompareEndToEnd(t *testing.T) {
 		args = append(env.args(filepath.Join(env.dir, "fail2")), "--baseline-cmd", "echo 'no such build' >&2; false")
 		code = run(args, streams{in: strings.NewReader(""), out: &stdout, err: &stderr})
 		if want := `replay: compare: baseline: build "echo 'no such build' >&2; false" exited with status 1 before answering on port `; code != exitError ||
-			!strings.HasPrefix(stderr.String(), want) || !strings.HasSuffix(stderr.String(), ": no such build\n") {
-			t.Errorf("exit %d, stderr %q; want exit 1 and %q…: no such build", code, stderr.String(), want)
+			!strings.HasPrefix(stderr.String(), want) || !strings.HasSuffix(stderr.String(), ": no such build (logs kept: "+filepath.Join(env.dir, "fail2", "baseline.log")+")\n") {
+			t.Errorf("exit %d, stderr %q; want exit 1 and %q…: no such build (logs kept: …/baseline.log)", code, stderr.String(), want)
+		}
+		if got := dirEntries(t, filepath.Join(env.dir, "fail2")); !slices.Equal(got, []string{"baseline.log"}) {
+			t.Errorf("left behind %q; want the baseline's log alone", got)
 		}
 	})
 
@@ -406,9 +416,14 @@ func TestCompareEndToEnd(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		args := append(env.args(filepath.Join(env.dir, "badreset"), "--baseline-env", "APP_SLOW=0"), "--reset", "echo 'psql: connection refused' >&2; exit 2")
 		code := run(args, streams{in: strings.NewReader(""), out: &stdout, err: &stderr})
-		want := `replay: compare: --reset before the baseline explain phase: "echo 'psql: connection refused' >&2; exit 2" exited with status 2: psql: connection refused` + "\n"
+		dir := filepath.Join(env.dir, "badreset")
+		want := `replay: compare: --reset before the baseline explain phase: "echo 'psql: connection refused' >&2; exit 2" exited with status 2: psql: connection refused` +
+			" (logs kept: " + filepath.Join(dir, "baseline.log") + ", " + filepath.Join(dir, "candidate.log") + ", " + filepath.Join(dir, "reset.log") + ")\n"
 		if code != exitError || stderr.String() != want {
 			t.Errorf("exit %d, stderr %q; want exit 1 and %q", code, stderr.String(), want)
+		}
+		if got := dirEntries(t, dir); !slices.Equal(got, []string{"baseline.log", "candidate.log", "reset.log"}) {
+			t.Errorf("left behind %q; want the logs alone", got)
 		}
 	})
 }

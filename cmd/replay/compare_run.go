@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/session"
@@ -16,15 +17,14 @@ func compareLive(ctx context.Context, opts *compareOptions, su *compareSetup, s 
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Dir, err = session.OutDir(opts.out); err != nil {
-		return nil, fmt.Errorf("compare: %w", err)
-	}
-	return runComparison(ctx, cfg, su.formats, s, opts.progress)
+	cfg.Dir, cfg.DirPrefix = opts.output.Dir, "replay-compare-"
+	return runComparison(ctx, cfg, su.output.Formats, s, opts.progress)
 }
 
 // runComparison runs the comparison of cfg, tells on s.err what a user
 // should look at, and writes the report in every format (the first to
-// s.out, all to cfg.Dir); `replay compare` and `replay demo` share it.
+// s.out, all to the comparison's directory); `replay compare` and `replay
+// demo` share it.
 func runComparison(ctx context.Context, cfg session.CompareConfig, formats []report.Format, s streams, progress bool) (*report.ComparisonReport, error) {
 	var pl *report.CompareProgress
 	if progress {
@@ -45,8 +45,8 @@ func runComparison(ctx context.Context, cfg session.CompareConfig, formats []rep
 	for _, n := range res.Notices() {
 		fmt.Fprintf(s.err, "replay: %s\n", n)
 	}
-	if err := writeComparison(s.out, res.Report, formats, cfg.Dir); err != nil {
-		return nil, err
+	if err := (report.Output{Formats: formats, Dir: res.Dir}).WriteComparison(s.out, res.Report); err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
 	}
 	return res.Report, nil
 }
@@ -59,7 +59,7 @@ func (opts *compareOptions) sessionConfig(ctx context.Context, su *compareSetup,
 		return session.CompareConfig{}, err
 	}
 	c.Env = opts.env
-	c.Settings, c.Shard = su.settings, su.barrier
+	c.Settings, c.Shard, c.Local = su.settings, su.barrier, opts.shard.LocalShards(os.Args[1:])
 	c.Listening = func(s *session.Side) { s.WriteStartHint(notes) }
 	c.Warn = func(err error) { fmt.Fprintf(notes, "replay: warning: %v\n", err) }
 	cfg := session.CompareConfig{Config: c, Plan: su.plan, Reset: opts.reset, Goals: su.replay.goals, Analysis: su.analysis,

@@ -19,7 +19,7 @@ type compareSetup struct {
 	replay   *replaySetup
 	plan     replayer.ComparePlan
 	headers  [2]http.Header
-	formats  []report.Format
+	output   report.Output     // live: its Formats alone
 	goals    []analyzer.Goal   // offline
 	settings map[string]string // shared by both sides' run files
 	analysis analyzer.CompareOptions
@@ -52,11 +52,8 @@ func (opts *compareOptions) setupOffline() (*compareSetup, error) {
 	}
 	su := &compareSetup{}
 	var err error
-	if su.formats, err = parseFormats("compare", opts.formats); err != nil {
+	if su.output, err = output("compare RUN_A RUN_B", &opts.output, "out"); err != nil {
 		return nil, err
-	}
-	if len(su.formats) > 1 && opts.out == "" {
-		return nil, usagef("compare RUN_A RUN_B: several formats need --out DIR to write them to (the first goes to stdout)")
 	}
 	if su.goals, err = analyzer.ParseGoals(opts.goals); err != nil {
 		return nil, usagef("compare: --goal: %v", err)
@@ -109,7 +106,8 @@ func (opts *compareOptions) setup() (*compareSetup, error) {
 		return nil, err
 	}
 	var err error
-	if su.formats, err = parseFormats("compare", opts.formats); err != nil {
+	live := report.OutputFlags{Formats: opts.output.Formats, Dir: "."} // a live comparison always has its directory
+	if su.output, err = output("compare", &live, "out"); err != nil {
 		return nil, err
 	}
 	if su.replay, err = opts.replayFlags.validate("compare", 2); err != nil {

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaykit/replay/internal/schematest"
+
 	"github.com/replaykit/replay/internal/golden"
 
 	"github.com/google/go-cmp/cmp"
@@ -223,6 +225,7 @@ func TestCompareRunFilesGolden(t *testing.T) {
 		Verdict   string `json:"verdict"`
 		Artifacts []struct{ Name, Path string }
 	}
+	schematest.Check(t, "comparison", []byte(stdout))
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
@@ -231,8 +234,10 @@ func TestCompareRunFilesGolden(t *testing.T) {
 	if diff := cmp.Diff(want, doc.Artifacts); diff != "" || doc.Verdict != "regression" {
 		t.Errorf("verdict %s, artifacts (-want +got):\n%s", doc.Verdict, diff)
 	}
-	if js, err := os.ReadFile(filepath.Join(out, "report.json")); err != nil || string(js) != stdout {
-		t.Errorf("report.json: %v, equal to stdout: %v", err, string(js) == stdout)
+	// The file names the reports beside it relative to its directory; the
+	// run files, outside it, as given.
+	if js, err := os.ReadFile(filepath.Join(out, "report.json")); err != nil || string(js) != strings.ReplaceAll(stdout, out+"/", "") {
+		t.Errorf("report.json: %v, equal to stdout with paths relative to %s: %v\n%s", err, out, string(js) == stdout, js)
 	}
 	if md, err := os.ReadFile(filepath.Join(out, "report.md")); err != nil || !strings.HasPrefix(string(md), "### Result") {
 		t.Errorf("report.md: %v\n%s", err, md)
@@ -283,6 +288,7 @@ func TestCompareOneURLTwoHeaderSets(t *testing.T) {
 		t.Fatalf("exit %d, want 99; stderr %s\n%s", code, stderr, stdout)
 	}
 	var doc compareJSON
+	schematest.Check(t, "comparison", []byte(stdout))
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
 	}

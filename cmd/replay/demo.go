@@ -94,10 +94,12 @@ func demoRun(ctx context.Context, opts *demoOptions) error {
 // CATALOG_URL and the proxy and CA variables.
 func newCmdDemoOrders(s streams) *cobra.Command {
 	return &cobra.Command{
-		Use:    "orders",
-		Short:  "Run the demo's orders service (configured by environment variables)",
-		Hidden: true,
-		Args:   exactArgs(0),
+		Use:   "orders",
+		Short: "Run the demo's orders service (configured by DATABASE_URL, PORT, APP_SLOW… in its environment)",
+		Long:  longHelp("demo-orders"),
+		Example: `  DATABASE_URL=postgres://postgres@127.0.0.1:5432/orders replay demo reset
+  DATABASE_URL=postgres://postgres@127.0.0.1:5432/orders PORT=8080 APP_SLOW=1 replay demo orders`,
+		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			logger := slog.New(slog.NewTextHandler(s.err, nil))
 			return app.Serve(cmd.Context(), os.Getenv, logger)
@@ -110,10 +112,9 @@ func newCmdDemoOrders(s streams) *cobra.Command {
 func newCmdDemoReset(s streams) *cobra.Command {
 	n := demo.Orders
 	cmd := &cobra.Command{
-		Use:    "reset",
-		Short:  "Reset the demo's database (DATABASE_URL) to N seeded orders",
-		Hidden: true,
-		Args:   exactArgs(0),
+		Use:   "reset",
+		Short: "Create and seed the demo's tables in DATABASE_URL (N orders), as the demo's --reset does",
+		Args:  exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			url := os.Getenv("DATABASE_URL")
 			if url == "" {

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/replaykit/replay/internal/schematest"
 )
 
 // TestDemo runs `replay demo` as a user does and checks that it ends with
@@ -45,6 +47,7 @@ func TestDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	var doc compareJSON
+	schematest.Check(t, "comparison", raw)
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}

@@ -100,31 +100,14 @@ func parseHeaders(cmd string, flags ...headerFlag) (http.Header, error) {
 	return h, nil
 }
 
-// addFormatFlag declares --format, the same on every command that writes a
-// report (run, compare, report).
-func addFormatFlag(f *pflag.FlagSet, formats *[]string) {
-	f.StringArrayVar(formats, "format", []string{"text"}, "output `FORMAT`: text, json, markdown, junit or html (repeatable or comma-separated: "+
-		"the first goes to stdout; compare also writes each to DIR/report.EXT)")
-}
-
-// oneFormat reads --format of a command that writes one report, to stdout.
-func oneFormat(cmd string, values []string) (report.Format, error) {
-	formats, err := parseFormats(cmd, values)
-	if err != nil {
-		return "", err
-	}
-	if len(formats) > 1 {
-		return "", usagef("%s: --format: give one format (the report goes to stdout)", cmd)
-	}
-	return formats[0], nil
-}
-
-// parseFormats reads --format values (see report.ParseFormats); its errors
-// are usage errors prefixed with cmd.
-func parseFormats(cmd string, values []string) ([]report.Format, error) {
-	out, err := report.ParseFormats(values)
+// output validates the --format and output directory flags of cmd (see
+// report.OutputFlags.Output) into usage errors.
+func output(cmd string, o *report.OutputFlags, dirFlag string) (report.Output, error) {
+	out, err := o.Output(dirFlag)
 	if fe := (*report.FormatError)(nil); errors.As(err, &fe) {
-		return nil, usagef("%s: --format %q: want text, json, markdown, junit or html", cmd, strings.TrimSpace(fe.Name))
+		return out, usagef("%s: --format %q: want text, json, markdown, junit or html", cmd, strings.TrimSpace(fe.Name))
+	} else if err != nil {
+		return out, usagef("%s: %v", cmd, err)
 	}
-	return out, err
+	return out, nil
 }

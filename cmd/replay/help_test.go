@@ -9,12 +9,15 @@ import (
 // with the build environment where the text asks for it.
 func TestLongHelp(t *testing.T) {
 	for cmd, want := range map[string][]string{
-		"compare":         {"compare replays the same recorded requests", "PORT                               a free port", "Exit codes:"},
-		"run":             {"run replays the snapshot's recorded inbound requests", "REPLAY_SQLCOUNT_ADDR", "Exit codes:"},
-		"record":          {"record puts recording proxies around a running app", "--from-pcap"},
-		"mock":            {"mock answers the calls an app makes", "--serve LISTEN=HOST:PORT"},
-		"report":          {"report renders what replay measured again", "Exit codes:"},
-		"demo":            {"demo runs replay's whole flow on the demo workload"},
+		"compare": {"compare replays the same recorded requests", "PORT                               a free port", "Exit codes:"},
+		"run":     {"run replays the snapshot's recorded inbound requests", "REPLAY_SQLCOUNT_ADDR", "Exit codes:"},
+		"record":  {"record puts recording proxies around a running app", "--from-pcap"},
+		"mock":    {"mock answers the calls an app makes", "--serve LISTEN=HOST:PORT"},
+		"report":  {"report renders what replay measured again", "Exit codes:"},
+		"demo":    {"demo runs replay's whole flow on the demo workload", "`replay demo orders`", "orders      Run the demo's orders service"},
+		"demo orders": {"DATABASE_URL     PostgreSQL URL (required)", "APP_SLOW=1       GET /orders runs one query per order", "APP_DELAY", "APP_CHANGE",
+			"APP_UPSTREAM_N1", "CATALOG_URL", "PORT, HOST"},
+		"":                {"`replay demo orders`", "APP_SLOW=1", "replay demo orders --help"},
 		"ca":              {"ca creates replay's certificate authority on first use", "DIR/ca-key.pem"},
 		"inspect":         {"inspect summarizes a snapshot", "while replay\nrecord is still writing it"},
 		"sqlcount":        {"sqlcount is a PostgreSQL wire-protocol proxy", "--json is given."},

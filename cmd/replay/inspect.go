@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -14,6 +13,7 @@ import (
 
 type inspectOptions struct {
 	snapshot string
+	formats  []string
 	format   string
 	stdout   io.Writer
 }
@@ -34,13 +34,14 @@ func newCmdInspect(s streams) *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.snapshot = args[0]
-			if opts.format != "text" && opts.format != "json" {
-				return usagef("inspect: unknown --format %q (want text or json)", opts.format)
+			var err error
+			if opts.format, err = report.OneFormat(opts.formats, "text", "json"); err != nil {
+				return usagef("inspect: %v", err)
 			}
 			return inspectRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.format, "format", "text", "output `format`: text or json")
+	cmd.Flags().StringArrayVar(&opts.formats, "format", nil, "output `FORMAT`: text or json (default text)")
 	return cmd
 }
 
@@ -58,10 +59,7 @@ func inspectRun(ctx context.Context, opts *inspectOptions) error {
 		return err
 	}
 	if opts.format == "json" {
-		enc := json.NewEncoder(opts.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(inv)
+		return report.InventoryJSON(opts.stdout, inv)
 	}
 	return report.InventoryText(opts.stdout, inv)
 }

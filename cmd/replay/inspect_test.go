@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/replaykit/replay/internal/schematest"
+
 	"github.com/replaykit/replay/internal/golden"
 )
 
@@ -59,6 +61,7 @@ func TestInspectJSON(t *testing.T) {
 			SQLPerRequest *float64 `json:"sql_per_request"`
 		} `json:"endpoints"`
 	}
+	schematest.Check(t, "inspect", []byte(stdout))
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +98,8 @@ func TestInspectErrors(t *testing.T) {
 	}{
 		{"no snapshot", []string{"inspect"}, 2, "inspect: want one snapshot file"},
 		{"two snapshots", []string{"inspect", "a", "b"}, 2, "inspect: want one snapshot file"},
-		{"bad format", []string{"inspect", "x.snap", "--format", "yaml"}, 2, `unknown --format "yaml"`},
+		{"bad format", []string{"inspect", "x.snap", "--format", "yaml"}, 2, `inspect: --format "yaml": want text, json`},
+		{"two formats", []string{"inspect", "x.snap", "--format", "json", "--format", "text"}, 2, "inspect: --format json,text: give one format"},
 		{"unknown flag", []string{"inspect", "x.snap", "--colour"}, 2, "unknown flag"},
 		{"missing file", []string{"inspect", filepath.Join(dir, "nope.snap")}, 1, "open snapshot " + filepath.Join(dir, "nope.snap") + ": no such file"},
 		{"not a snapshot", []string{"inspect", "testdata/orders.jsonl"}, 1, "open snapshot testdata/orders.jsonl: not a replay snapshot"},

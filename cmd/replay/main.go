@@ -105,6 +105,7 @@ func newRootCmd(s streams) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "replay",
 		Short:         "Record a service's traffic, replay it against two builds, and explain what got slower",
+		Long:          longHelp("replay"),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       buildinfo.Read().String(), // --version

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaykit/replay/internal/schematest"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/replaykit/replay/snapshots"
@@ -86,6 +88,7 @@ func inspectEndpoints(t *testing.T, snap string) map[string]int64 {
 			Count     int64  `json:"count"`
 		} `json:"endpoints"`
 	}
+	schematest.Check(t, "inspect", []byte(stdout))
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatal(err)
 	}

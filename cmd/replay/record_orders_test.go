@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/replaykit/replay/internal/schematest"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/replaykit/replay/examples/orders/app"
@@ -98,6 +100,7 @@ func TestRecordOrdersSQLPerRequest(t *testing.T) {
 					SQLPerRequest float64 `json:"sql_per_request"`
 				} `json:"endpoints"`
 			}
+			schematest.Check(t, "inspect", []byte(stdout))
 			if err := json.Unmarshal([]byte(stdout), &inv); err != nil {
 				t.Fatal(err)
 			}

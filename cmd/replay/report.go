@@ -15,7 +15,8 @@ import (
 
 type reportOptions struct {
 	path                 string
-	formats, goals       []string
+	output               report.OutputFlags
+	goals                []string
 	maxFailed, minChange string
 	confidence           float64
 	rules                respdiff.Rules
@@ -36,7 +37,7 @@ func newCmdReport(s streams) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	addFormatFlag(f, &opts.formats)
+	opts.output.AddFlags(f, "out")
 	f.StringArrayVar(&opts.goals, "goal", nil, "also check goal `G`, e.g. 'p95<500ms' (repeatable)")
 	f.StringVar(&opts.maxFailed, "max-failed", "", "RUN: fail when more than `SHARE` of its requests failed (default: as the run was given; 1% if it recorded none)")
 	f.StringVar(&opts.minChange, "min-change", "", "DIR: smallest p95 change `'P%,D'` that counts (default: as the comparison was made)")
@@ -46,7 +47,7 @@ func newCmdReport(s streams) *cobra.Command {
 }
 
 func reportRun(ctx context.Context, opts *reportOptions, s streams) error {
-	format, err := oneFormat("report", opts.formats)
+	out, err := output("report", &opts.output, "out")
 	if err != nil {
 		return err
 	}
@@ -74,7 +75,7 @@ func reportRun(ctx context.Context, opts *reportOptions, s streams) error {
 		if err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
-		if err := report.WriteRun(s.out, format, rep); err != nil {
+		if err := out.WriteRun(s.out, rep); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
 		return verdict(rep.Passed())
@@ -86,7 +87,7 @@ func reportRun(ctx context.Context, opts *reportOptions, s streams) error {
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if err := report.WriteComparison(s.out, format, rep); err != nil {
+	if err := out.WriteComparison(s.out, rep); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	if err := wiringError("report", rep.Comparison.Faults); err != nil {

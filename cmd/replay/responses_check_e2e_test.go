@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaykit/replay/internal/schematest"
+
 	"github.com/replaykit/replay/examples/orders/demo"
 	"github.com/replaykit/replay/internal/pgtest"
 )
@@ -71,6 +73,7 @@ func TestRunCheckResponsesDemo(t *testing.T) {
 		}
 		code, stdout, stderr := cliRun(t, "", args...)
 		var doc checkJSON
+		schematest.Check(t, "run", []byte(stdout))
 		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 			t.Fatalf("%s: exit %d, stdout not JSON: %v\n%s\nstderr: %s", name, code, err, stdout, stderr)
 		}

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaykit/replay/internal/schematest"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/replaykit/replay/examples/orders/app"
@@ -153,6 +155,7 @@ func compareJSONOf(t *testing.T, args ...string) (code int, doc responsesJSON, s
 	t.Helper()
 	code, stdout, stderr := cliRun(t, "", append(args, "--format", "json")...)
 	if code == exitOK || code == exitRegression {
+		schematest.Check(t, "comparison", []byte(stdout))
 		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 			t.Fatalf("stdout is not JSON: %v\n%s\nstderr: %s", err, stdout, stderr)
 		}
@@ -234,6 +237,7 @@ func TestResponsesOrders(t *testing.T) {
 		}
 		var rd responsesJSON
 		raw, _ := os.ReadFile(filepath.Join(env.dir, name, "report.json"))
+		schematest.Check(t, "comparison", raw)
 		if err := json.Unmarshal(raw, &rd); err != nil {
 			t.Fatalf("report.json: %v", err)
 		}
@@ -271,6 +275,7 @@ func TestResponsesOrders(t *testing.T) {
 		// the answers.
 		_, stdout, stderr := cliRun(t, "", "report", filepath.Join(env.dir, "type"), "--format", "json", "--accept-diff", "$.id,$.orders[*].id")
 		var doc responsesJSON
+		schematest.Check(t, "comparison", []byte(stdout))
 		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 			t.Fatalf("report: %v; stderr %s", err, stderr)
 		}

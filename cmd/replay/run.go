@@ -26,7 +26,7 @@ type runOptions struct {
 	mockListen string
 	buildLog   string
 	maxFailed  string
-	formats    []string
+	output     report.OutputFlags
 	check      bool // --check-responses
 	printRun   bool // --print-run
 
@@ -65,7 +65,7 @@ func newCmdRun(s streams) *cobra.Command {
 	f.StringVar(&opts.maxFailed, "max-failed", "1%", "fail the run when more than `SHARE` of its requests fail (N% or a fraction; 0: any)")
 	f.BoolVar(&opts.check, "check-responses", false, "compare the build's answers with the recorded ones (the rules: --ignore, --unordered, …); a difference fails the run")
 	f.BoolVar(&opts.printRun, "print-run", false, "end standard output with the run file, compressed and base64'd between markers (replay k8s collect reads it from the pods' logs)")
-	addFormatFlag(f, &opts.formats)
+	opts.output.AddFlags(f, "report-dir")
 	return cmd
 }
 
@@ -78,14 +78,26 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	// Stderr for notes when stdout must stay clean JSON (or other
 	// machine-readable output).
 	notes := opts.stdout
-	if su.format != report.Text {
+	if su.output.Formats[0] != report.Text {
 		notes = opts.stderr
 	}
-	res, err := opts.runSession(ctx, su, notes)
+	cfg, err := opts.sessionConfig(ctx, su, notes)
 	if err != nil {
 		return err
 	}
-	if err := report.WriteRun(opts.stdout, su.format, res.Report); err != nil {
+	var pl *report.RunProgress
+	if opts.outTTY {
+		pl = report.NewRunProgress(notes)
+		cfg.Plan.Progress = pl.Update
+	}
+	res, err := session.Run(ctx, cfg)
+	if pl != nil {
+		pl.Clear()
+	}
+	if err != nil {
+		return err
+	}
+	if err := su.output.WriteRun(opts.stdout, res.Report); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
 	for _, n := range res.Notices() {
@@ -102,28 +114,6 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	return verdict(res.Report.Passed() || su.barrier != nil) // a shard: the merged run has the verdict
 }
 
-// runSession runs the session of the run, with a progress line on a
-// terminal, or its shards here (--shards N --local).
-func (opts *runOptions) runSession(ctx context.Context, su *runSetup, notes io.Writer) (*session.RunResult, error) {
-	if exe, _ := os.Executable(); opts.shard.Local {
-		return session.RunLocal(ctx, opts.shard.LocalShards(exe, os.Args[1:], opts.out+".shards"), opts.out, opts.rules)
-	}
-	cfg, err := opts.sessionConfig(ctx, su, notes)
-	if err != nil {
-		return nil, err
-	}
-	var pl *report.RunProgress
-	if opts.outTTY {
-		pl = report.NewRunProgress(notes)
-		cfg.Plan.Progress = pl.Update
-	}
-	res, err := session.Run(ctx, cfg)
-	if pl != nil {
-		pl.Clear()
-	}
-	return res, err
-}
-
 // sessionConfig loads the snapshot and returns the session of the run.
 func (opts *runOptions) sessionConfig(ctx context.Context, su *runSetup, notes io.Writer) (session.RunConfig, error) {
 	maxFailed, err := session.ParseMaxFailed(opts.maxFailed)
@@ -135,7 +125,7 @@ func (opts *runOptions) sessionConfig(ctx context.Context, su *runSetup, notes i
 		return session.RunConfig{}, err
 	}
 	c.Env = opts.build.env
-	c.Settings, c.Shard = su.settings, su.barrier
+	c.Settings, c.Shard, c.Local = su.settings, su.barrier, opts.shard.LocalShards(os.Args[1:])
 	c.Listening = func(s *session.Side) { s.WriteStartHint(notes) }
 	c.Warn = func(err error) { fmt.Fprintf(opts.stderr, "replay: warning: %v\n", err) }
 	side := opts.build.sideConfig(opts.name, su.header)

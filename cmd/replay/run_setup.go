@@ -14,7 +14,7 @@ type runSetup struct {
 	replay   *replaySetup
 	plan     replayer.LoadPlan
 	header   http.Header
-	format   report.Format
+	output   report.Output
 	settings map[string]string
 	barrier  *shard.Barrier // --shard: nil for the whole plan
 }
@@ -41,7 +41,7 @@ func (opts *runOptions) setup() (*runSetup, error) {
 		return nil, err
 	}
 	var err error
-	if su.format, err = oneFormat("run", opts.formats); err != nil {
+	if su.output, err = output("run", &opts.output, "report-dir"); err != nil {
 		return nil, err
 	}
 	if su.plan, err = opts.load.Plan("run", opts.changedFlag); err != nil {

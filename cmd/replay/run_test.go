@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaykit/replay/internal/schematest"
+
 	"github.com/replaykit/replay/examples/orders/app"
 	"github.com/replaykit/replay/examples/orders/catalog"
 	"github.com/replaykit/replay/internal/pgtest"
@@ -103,6 +105,7 @@ type runJSON struct {
 
 func decodeRunJSON(t *testing.T, stdout string) runJSON {
 	t.Helper()
+	schematest.Check(t, "run", []byte(stdout))
 	var v runJSON
 	dec := json.NewDecoder(strings.NewReader(stdout))
 	dec.DisallowUnknownFields()
@@ -408,11 +411,14 @@ func TestRunBuildThatExitsAtOnce(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.run")
 	code, _, stderr := replayRun(t, "--snapshot", snap, "--out", out, "--cmd", "echo 'listen: address in use' >&2; exit 1")
 	want := `replay: build "echo 'listen: address in use' >&2; exit 1" exited with status 1 before answering on port `
-	if code != exitError || !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr, ": listen: address in use\n") {
+	if code != exitError || !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr, ": listen: address in use (logs kept: "+out+".build.log)\n") {
 		t.Errorf("exit %d, stderr %q; want exit 1 and %q…", code, stderr, want)
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("a run file was left behind for a run that never started")
+	}
+	if b, err := os.ReadFile(out + ".build.log"); err != nil || !strings.Contains(string(b), "address in use") {
+		t.Errorf("the build log with the build's output was not kept: %q, %v", b, err)
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaykit/replay/internal/schematest"
+
 	"github.com/replaykit/replay/internal/pgtest"
 	"github.com/replaykit/replay/snapshots"
 )
@@ -67,6 +69,7 @@ func reportedAgain(t *testing.T, run, live string) failedRunJSON {
 	}
 	code, stdout, stderr = cliRun(t, "", "report", run, "--format", "json")
 	var d failedRunJSON
+	schematest.Check(t, "run", []byte(stdout))
 	if err := json.Unmarshal([]byte(stdout), &d); err != nil || code != exitRegression {
 		t.Fatalf("replay report RUN --format json: exit %d, %v\n%s\nstderr: %s", code, err, stdout, stderr)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/replaykit/replay/internal/redact"
+	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -33,6 +35,7 @@ func newCmdSnapshot(s streams) *cobra.Command {
 
 type exportOptions struct {
 	snapshot string
+	formats  []string
 	format   string
 	output   string // "" or "-": stdout
 	stdout   io.Writer
@@ -49,14 +52,15 @@ func newCmdSnapshotExport(s streams) *cobra.Command {
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.snapshot = args[0]
-			f, err := snapshots.ParseFormat(opts.format, opts.output)
-			if opts.format = string(f); err != nil {
-				return usagef("snapshot export: %v", err)
+			name, err := report.OneFormat(opts.formats)
+			f, ferr := snapshots.ParseFormat(name, opts.output)
+			if opts.format = string(f); cmp.Or(err, ferr) != nil {
+				return usagef("snapshot export: %v", cmp.Or(err, ferr))
 			}
 			return exportRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.format, "format", "", "`format` to write: jsonl or har")
+	cmd.Flags().StringArrayVar(&opts.formats, "format", nil, "`format` to write: jsonl or har")
 	cmd.Flags().StringVarP(&opts.output, "output", "o", "", "`FILE` to write (default standard output)")
 	return cmd
 }
@@ -75,6 +79,7 @@ func exportRun(ctx context.Context, opts *exportOptions) error {
 
 type importOptions struct {
 	input     string // "-": stdin
+	formats   []string
 	format    string
 	out       string
 	endpoints []string
@@ -99,9 +104,10 @@ func newCmdSnapshotImport(s streams) *cobra.Command {
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.input = args[0]
-			f, err := snapshots.ParseFormat(opts.format, opts.input)
-			if opts.format = string(f); err != nil {
-				return usagef("snapshot import: %v", err)
+			name, err := report.OneFormat(opts.formats)
+			f, ferr := snapshots.ParseFormat(name, opts.input)
+			if opts.format = string(f); cmp.Or(err, ferr) != nil {
+				return usagef("snapshot import: %v", cmp.Or(err, ferr))
 			}
 			if opts.out == "" {
 				return usagef("snapshot import: --out SNAP is required")
@@ -116,7 +122,7 @@ func newCmdSnapshotImport(s streams) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.format, "format", "", "`format` of FILE: jsonl or har")
+	f.StringArrayVar(&opts.formats, "format", nil, "`format` of FILE: jsonl or har")
 	f.StringVar(&opts.out, "out", "", "snapshot `SNAP` to create")
 	f.StringArrayVar(&opts.endpoints, "endpoint", nil, "endpoint `RULE` such as 'GET /orders/{id}/status' (METHOD may be *); repeatable")
 	addEndpointByFlag(f, &opts.by)

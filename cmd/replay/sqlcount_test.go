@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/replaykit/replay/internal/schematest"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/replaykit/replay/internal/ca"
@@ -82,6 +84,7 @@ func TestSQLCountRun(t *testing.T) {
 			MeanMS      *float64 `json:"mean_ms"`
 		} `json:"fingerprints"`
 	}
+	schematest.Check(t, "sqlcount", b)
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatalf("%s: %v", b, err)
 	}

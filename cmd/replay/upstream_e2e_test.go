@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/replaykit/replay/internal/schematest"
+
 	"github.com/replaykit/replay/examples/orders/catalog"
 	"github.com/replaykit/replay/snapshots"
 )
@@ -107,6 +109,7 @@ func TestCompareUpstreamNPlusOne(t *testing.T) {
 func decodeUpstream(t *testing.T, raw string) upstreamJSON {
 	t.Helper()
 	var doc upstreamJSON
+	schematest.Check(t, "comparison", []byte(raw))
 	if err := json.Unmarshal([]byte(raw), &doc); err != nil {
 		t.Fatalf("stdout is not the comparison JSON: %v\n%s", err, raw)
 	}

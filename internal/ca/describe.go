@@ -14,6 +14,9 @@ import (
 // how to make an app trust it. Its JSON is what `replay ca --format json`
 // prints.
 type Info struct {
+	// SchemaVersion is the version of the JSON's schema
+	// (docs/schema/ca.json), JSONSchemaVersion.
+	SchemaVersion int `json:"schema_version"`
 	// Dir, Cert, Key and Bundle are the paths of the CA directory, its
 	// certificate, its private key and the bundle (system roots plus the CA).
 	Dir    string `json:"dir"`
@@ -34,6 +37,10 @@ type Info struct {
 	// Keytool is the command that adds the CA to a JVM's trust store.
 	Keytool string `json:"keytool"`
 }
+
+// JSONSchemaVersion is the version of Info's JSON: adding a key keeps it;
+// renaming or removing one, or changing its type, raises it.
+const JSONSchemaVersion = 1
 
 // TrustVar is an environment variable that makes a runtime trust the CA.
 type TrustVar struct {
@@ -64,15 +71,16 @@ func Describe(c *CA) (*Info, error) {
 		return nil, err
 	}
 	info := &Info{
-		Dir:         c.Dir(),
-		Cert:        c.CertPath(),
-		Key:         c.KeyPath(),
-		Bundle:      bundle,
-		Subject:     c.Certificate().Subject.CommonName,
-		Fingerprint: c.Fingerprint(),
-		NotAfter:    c.Certificate().NotAfter.UTC(),
-		Env:         map[string]string{},
-		Keytool:     "keytool -importcert -noprompt -cacerts -storepass changeit -alias replay-ca -file " + shell.Quote(c.CertPath()),
+		SchemaVersion: JSONSchemaVersion,
+		Dir:           c.Dir(),
+		Cert:          c.CertPath(),
+		Key:           c.KeyPath(),
+		Bundle:        bundle,
+		Subject:       c.Certificate().Subject.CommonName,
+		Fingerprint:   c.Fingerprint(),
+		NotAfter:      c.Certificate().NotAfter.UTC(),
+		Env:           map[string]string{},
+		Keytool:       "keytool -importcert -noprompt -cacerts -storepass changeit -alias replay-ca -file " + shell.Quote(c.CertPath()),
 	}
 	for _, v := range TrustEnv() {
 		info.Env[v.Name] = c.CertPath()
@@ -83,11 +91,14 @@ func Describe(c *CA) (*Info, error) {
 	return info, nil
 }
 
-// WriteJSON writes info as indented JSON.
+// WriteJSON writes info as indented JSON, its schema_version
+// JSONSchemaVersion.
 func (info *Info) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(info)
+	doc := *info
+	doc.SchemaVersion = JSONSchemaVersion
+	return enc.Encode(&doc)
 }
 
 // WriteEnv writes an export line per variable of TrustEnv, for a POSIX

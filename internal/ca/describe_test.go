@@ -74,15 +74,16 @@ func TestDescribe(t *testing.T) {
 	}
 	cert, bundle := filepath.Join(dir, CertFile), filepath.Join(dir, BundleFile)
 	want := &Info{
-		Dir:         dir,
-		Cert:        cert,
-		Key:         filepath.Join(dir, KeyFile),
-		Bundle:      bundle,
-		Subject:     c.Certificate().Subject.CommonName,
-		Fingerprint: c.Fingerprint(),
-		NotAfter:    c.Certificate().NotAfter.UTC(),
-		Env:         map[string]string{"SSL_CERT_FILE": bundle, "NODE_EXTRA_CA_CERTS": cert, "REQUESTS_CA_BUNDLE": bundle, "CURL_CA_BUNDLE": bundle},
-		Keytool:     `keytool -importcert -noprompt -cacerts -storepass changeit -alias replay-ca -file '` + strings.ReplaceAll(cert, "'", `'\''`) + "'",
+		SchemaVersion: 1,
+		Dir:           dir,
+		Cert:          cert,
+		Key:           filepath.Join(dir, KeyFile),
+		Bundle:        bundle,
+		Subject:       c.Certificate().Subject.CommonName,
+		Fingerprint:   c.Fingerprint(),
+		NotAfter:      c.Certificate().NotAfter.UTC(),
+		Env:           map[string]string{"SSL_CERT_FILE": bundle, "NODE_EXTRA_CA_CERTS": cert, "REQUESTS_CA_BUNDLE": bundle, "CURL_CA_BUNDLE": bundle},
+		Keytool:       `keytool -importcert -noprompt -cacerts -storepass changeit -alias replay-ca -file '` + strings.ReplaceAll(cert, "'", `'\''`) + "'",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Describe (-want +got):\n%s", diff)

@@ -107,10 +107,16 @@ type Result struct {
 // the orders service, then the stand-in stopped and the comparison. It
 // stops everything it started before it returns. Check the Result to know
 // whether the comparison found the N+1.
-func Run(ctx context.Context, cfg Config) (*Result, error) {
-	if err := cfg.prepare(); err != nil {
+func Run(ctx context.Context, cfg Config) (res *Result, err error) {
+	made, err := cfg.prepare()
+	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil && made != "" {
+			os.RemoveAll(made) // a demo that could not run leaves nothing behind
+		}
+	}()
 	r := &runner{cfg: cfg, out: cfg.Out}
 	if r.out == nil {
 		r.out = io.Discard
@@ -132,7 +138,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer stand.Close()
 
 	r.step("Recording the orders service (APP_SLOW=0): inbound requests, HTTPS calls to the catalog, SQL")
-	res := &Result{Dir: cfg.Dir}
+	res = &Result{Dir: cfg.Dir}
 	if res.Recording, err = r.record(ctx, authority, pg, stand.Addr()); err != nil {
 		return nil, err
 	}
@@ -154,15 +160,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, nil
 }
 
-// prepare checks cfg, fills its defaults and creates its directory.
-func (cfg *Config) prepare() error {
+// prepare checks cfg, fills its defaults and creates its directory,
+// returning it when it made it ("" when it existed).
+func (cfg *Config) prepare() (made string, err error) {
 	switch {
 	case cfg.Replay == "":
-		return errors.New("demo: no replay binary to start the orders service with")
+		return "", errors.New("demo: no replay binary to start the orders service with")
 	case cfg.Duration < 0:
-		return fmt.Errorf("demo: negative duration %s", cfg.Duration)
+		return "", fmt.Errorf("demo: negative duration %s", cfg.Duration)
 	case cfg.Rounds < 0:
-		return fmt.Errorf("demo: negative number of rounds %d", cfg.Rounds)
+		return "", fmt.Errorf("demo: negative number of rounds %d", cfg.Rounds)
 	}
 	if cfg.Duration == 0 {
 		cfg.Duration = DefaultDuration
@@ -170,19 +177,19 @@ func (cfg *Config) prepare() error {
 	if cfg.Rounds == 0 {
 		cfg.Rounds = DefaultRounds
 	}
-	var err error
 	if cfg.Dir == "" {
 		cfg.Dir, err = os.MkdirTemp("", "replay-demo-")
-	} else {
-		err = os.MkdirAll(cfg.Dir, 0o755)
+		made = cfg.Dir
+	} else if _, statErr := os.Stat(cfg.Dir); errors.Is(statErr, os.ErrNotExist) {
+		err, made = os.MkdirAll(cfg.Dir, 0o755), cfg.Dir
 	}
 	if err != nil {
-		return fmt.Errorf("demo: %w", err)
+		return "", fmt.Errorf("demo: %w", err)
 	}
 	if cfg.Dir, err = filepath.Abs(cfg.Dir); err != nil {
-		return fmt.Errorf("demo: %w", err)
+		return made, fmt.Errorf("demo: %w", err)
 	}
-	return nil
+	return made, nil
 }
 
 // runner is one run of the demo.

@@ -1,6 +1,9 @@
 package demo
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -41,15 +44,43 @@ func TestCheck(t *testing.T) {
 
 func TestConfigPrepare(t *testing.T) {
 	cfg := Config{Replay: "/bin/replay", Dir: t.TempDir() + "/out"}
-	if err := cfg.prepare(); err != nil {
-		t.Fatal(err)
+	if made, err := cfg.prepare(); err != nil || made != cfg.Dir {
+		t.Fatalf("prepare: made %q, %v", made, err)
 	}
 	if cfg.Duration != DefaultDuration || cfg.Rounds != DefaultRounds {
 		t.Errorf("defaults: duration %s, rounds %d; want %s, %d", cfg.Duration, cfg.Rounds, DefaultDuration, DefaultRounds)
 	}
 	for _, bad := range []Config{{}, {Replay: "r", Duration: -1}, {Replay: "r", Rounds: -1}} {
-		if err := bad.prepare(); err == nil {
+		if _, err := bad.prepare(); err == nil {
 			t.Errorf("prepare(%+v): no error", bad)
 		}
+	}
+}
+
+// TestRunFailureLeavesNothing: a demo that cannot run removes the directory
+// it made (a new --out DIR, or its directory in the temp dir) and keeps one
+// it was given.
+func TestRunFailureLeavesNothing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the demo cannot start its PostgreSQL
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	for _, dir := range []string{"", filepath.Join(tmp, "new", "out")} {
+		if _, err := Run(ctx, Config{Replay: "/bin/false", Dir: dir}); err == nil {
+			t.Fatalf("Run(%q) with a canceled context: no error", dir)
+		}
+		if names, _ := os.ReadDir(tmp); len(names) > 1 || (len(names) == 1 && names[0].Name() != "new") {
+			t.Errorf("Run(%q) left %v in the temp dir", dir, names)
+		}
+	}
+	if names, _ := os.ReadDir(filepath.Join(tmp, "new")); len(names) != 0 {
+		t.Errorf("left %v", names)
+	}
+	given := t.TempDir()
+	if _, err := Run(ctx, Config{Replay: "/bin/false", Dir: given}); err == nil {
+		t.Fatal("no error")
+	}
+	if _, err := os.Stat(given); err != nil {
+		t.Errorf("removed the directory it was given: %v", err)
 	}
 }
