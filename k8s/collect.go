@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,31 +13,14 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/replaykit/replay/internal/runlog"
 	"github.com/replaykit/replay/shard"
 )
 
-// LogSource reads a container's log: the pods' logs through the API
-// server (PodLogs), or in tests whatever they supply.
-type LogSource interface {
-	Log(ctx context.Context, namespace, pod, container string) (io.ReadCloser, error)
-}
-
-// PodLogs reads logs through the API server (GET .../pods/NAME/log).
-type PodLogs struct{ Client kubernetes.Interface }
-
-// Log streams the container's whole log.
-func (p PodLogs) Log(ctx context.Context, namespace, pod, container string) (io.ReadCloser, error) {
-	return p.Client.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container}).Stream(ctx)
-}
-
 // CollectConfig is one collection of a Job's shards.
 type CollectConfig struct {
-	Client    kubernetes.Interface
-	Logs      LogSource // nil: PodLogs{Client}
+	Cluster   Cluster
 	Namespace string
 	Job       string
 	Out       string // the merged run file to write (must not exist)
@@ -62,13 +44,10 @@ var ErrNotFinished = errors.New("the job has not finished")
 // an error naming its pod and why it failed (the run is invalid), and so
 // is a Job that failed or has not finished.
 func Collect(ctx context.Context, c CollectConfig) (Collected, error) {
-	if c.Logs == nil {
-		c.Logs = PodLogs{Client: c.Client}
-	}
 	if c.Merge == nil {
 		c.Merge = shard.Merge
 	}
-	job, err := c.Client.BatchV1().Jobs(c.Namespace).Get(ctx, c.Job, metav1.GetOptions{})
+	job, err := c.Cluster.Job(ctx, c.Namespace, c.Job)
 	if apierrors.IsNotFound(err) {
 		return Collected{}, fmt.Errorf("collect: no job %q in namespace %q", c.Job, c.Namespace)
 	}
@@ -79,11 +58,11 @@ func Collect(ctx context.Context, c CollectConfig) (Collected, error) {
 		return Collected{}, fmt.Errorf("collect: job %s is not an Indexed Job with completions (made by replay k8s manifest?)", c.Job)
 	}
 	n := int(*job.Spec.Completions)
-	pods, err := c.Client.CoreV1().Pods(c.Namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelJobName + "=" + c.Job})
+	pods, err := c.Cluster.Pods(ctx, c.Namespace, LabelJobName+"="+c.Job)
 	if err != nil {
 		return Collected{}, fmt.Errorf("collect: pods of job %s: %w", c.Job, err)
 	}
-	byShard, err := shardPods(job, pods.Items, n)
+	byShard, err := shardPods(job, pods, n)
 	if err != nil {
 		return Collected{}, fmt.Errorf("collect: job %s: %w", c.Job, err)
 	}
@@ -121,7 +100,7 @@ func shardName(k, n int, ok bool) string {
 
 // fetch decodes the run file at the end of the pod's log into path.
 func (c CollectConfig) fetch(ctx context.Context, pod *corev1.Pod, path string) (runlog.Stats, error) {
-	rc, err := c.Logs.Log(ctx, c.Namespace, pod.Name, Container)
+	rc, err := c.Cluster.Log(ctx, c.Namespace, pod.Name, Container)
 	if err != nil {
 		return runlog.Stats{}, fmt.Errorf("reading its log: %w", err)
 	}

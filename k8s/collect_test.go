@@ -2,10 +2,8 @@ package k8s
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,10 +11,10 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 
+	"github.com/replaykit/replay/internal/k8stest"
 	"github.com/replaykit/replay/internal/runlog"
 	"github.com/replaykit/replay/shard"
 	"github.com/replaykit/replay/snapshots"
@@ -52,21 +50,6 @@ func shardRun(t *testing.T, plan string, k, n int) string {
 	return out.String()
 }
 
-// logs is a LogSource serving given text per pod (the fake clientset's
-// own GetLogs answers "fake logs" whatever the pod).
-type logs map[string]string
-
-func (l logs) Log(_ context.Context, ns, pod, container string) (io.ReadCloser, error) {
-	if container != Container {
-		return nil, fmt.Errorf("container %q, want %q", container, Container)
-	}
-	text, ok := l[ns+"/"+pod]
-	if !ok {
-		return nil, fmt.Errorf("no log for %s/%s", ns, pod)
-	}
-	return io.NopCloser(strings.NewReader(text)), nil
-}
-
 func indexedJob(n int, conds ...batchv1.JobCondition) *batchv1.Job {
 	m := &Manifest{Shards: n, Image: "img", Namespace: "load", Name: "ld", Deadline: time.Hour}
 	_, job := m.Objects()
@@ -76,12 +59,7 @@ func indexedJob(n int, conds ...batchv1.JobCondition) *batchv1.Job {
 
 // pod is shard k's pod as the Job controller makes it.
 func pod(k int, phase corev1.PodPhase) *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("ld-%d-x%d", k, k), Namespace: "load",
-			Labels:      map[string]string{LabelJobName: "ld", LabelIndex: fmt.Sprint(k), labelRun: "ld"},
-			Annotations: map[string]string{LabelIndex: fmt.Sprint(k)}},
-		Status: corev1.PodStatus{Phase: phase},
-	}
+	return k8stest.Pod("load", "ld", k, fmt.Sprintf("x%d", k), phase)
 }
 
 func failedPod(k int, code int32, lastLine string) *corev1.Pod {
@@ -91,19 +69,29 @@ func failedPod(k int, code int32, lastLine string) *corev1.Pod {
 	return p
 }
 
-func collect(t *testing.T, l LogSource, objs ...runtime.Object) (string, Collected, error) {
+// collect collects job ld from an API server serving objs, with logs
+// (pod name → text; other pods log "fake logs"), through client-go.
+func collect(t *testing.T, logs map[string]string, objs ...runtime.Object) (string, Collected, error) {
 	t.Helper()
+	srv := k8stest.New(t, objs...)
+	for p, text := range logs {
+		srv.SetLog("load", p, text)
+	}
+	cluster, err := NewCluster(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(t.TempDir(), "merged.run")
-	res, err := Collect(t.Context(), CollectConfig{Client: fake.NewClientset(objs...), Logs: l, Namespace: "load", Job: "ld", Out: out})
+	res, err := Collect(t.Context(), CollectConfig{Cluster: cluster, Namespace: "load", Job: "ld", Out: out})
 	return out, res, err
 }
 
 // TestCollect: three shards' pods succeeded; their logs hold their run
 // files, which collect merges into one run file with every request.
 func TestCollect(t *testing.T) {
-	l := logs{}
+	l := map[string]string{}
 	for k := range 3 {
-		l[fmt.Sprintf("load/ld-%d-x%d", k, k)] = shardRun(t, "plan1", k, 3)
+		l[fmt.Sprintf("ld-%d-x%d", k, k)] = shardRun(t, "plan1", k, 3)
 	}
 	complete := batchv1.JobCondition{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}
 	// A pod of another job in the namespace is not listed.
@@ -140,12 +128,12 @@ func TestCollect(t *testing.T) {
 // another shard, and another plan's shard all make the run invalid and
 // nothing is merged.
 func TestCollectRefuses(t *testing.T) {
-	good := logs{}
+	good := map[string]string{}
 	for k := range 3 {
-		good[fmt.Sprintf("load/ld-%d-x%d", k, k)] = shardRun(t, "plan1", k, 3)
+		good[fmt.Sprintf("ld-%d-x%d", k, k)] = shardRun(t, "plan1", k, 3)
 	}
-	swapped := logs{"load/ld-0-x0": good["load/ld-0-x0"], "load/ld-1-x1": good["load/ld-2-x2"], "load/ld-2-x2": good["load/ld-1-x1"]}
-	otherPlan := logs{"load/ld-0-x0": good["load/ld-0-x0"], "load/ld-1-x1": shardRun(t, "plan2", 1, 3), "load/ld-2-x2": good["load/ld-2-x2"]}
+	swapped := map[string]string{"ld-0-x0": good["ld-0-x0"], "ld-1-x1": good["ld-2-x2"], "ld-2-x2": good["ld-1-x1"]}
+	otherPlan := map[string]string{"ld-0-x0": good["ld-0-x0"], "ld-1-x1": shardRun(t, "plan2", 1, 3), "ld-2-x2": good["ld-2-x2"]}
 	ok := func(k int) *corev1.Pod { return pod(k, corev1.PodSucceeded) }
 	deadline := batchv1.JobCondition{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "DeadlineExceeded", Message: "Job was active longer than specified deadline"}
 	evicted := pod(2, corev1.PodFailed)
@@ -154,7 +142,7 @@ func TestCollectRefuses(t *testing.T) {
 	dup.Name = "ld-1-y1"
 	for _, c := range []struct {
 		name string
-		logs LogSource
+		logs map[string]string
 		objs []runtime.Object
 		want []string
 	}{

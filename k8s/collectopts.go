@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -54,11 +53,11 @@ func (o *CollectOptions) Run(ctx context.Context, notes io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("k8s collect: %w", err)
 	}
-	client, err := kubernetes.NewForConfig(cfg)
+	cluster, err := NewCluster(cfg)
 	if err != nil {
 		return fmt.Errorf("k8s collect: %w", err)
 	}
-	res, err := Collect(ctx, CollectConfig{Client: client, Namespace: o.Namespace, Job: o.Job, Out: o.Out})
+	res, err := Collect(ctx, CollectConfig{Cluster: cluster, Namespace: o.Namespace, Job: o.Job, Out: o.Out})
 	if err != nil {
 		return err
 	}

@@ -32,8 +32,8 @@ const (
 	// LabelJobName is the label the Job controller puts on a Job's pods
 	// (Kubernetes 1.27 and later); LabelIndex the annotation (and label)
 	// holding a pod's completion index.
-	LabelJobName = "batch.kubernetes.io/job-name"
-	LabelIndex   = "batch.kubernetes.io/job-completion-index"
+	LabelJobName = batchv1.JobNameLabel                 // "batch.kubernetes.io/job-name"
+	LabelIndex   = batchv1.JobCompletionIndexAnnotation // "batch.kubernetes.io/job-completion-index"
 	// labelRun is replay's own label on everything the manifest makes.
 	labelRun = "replay.dev/run"
 	// MaxShards is the Job controller's limit on an Indexed Job's

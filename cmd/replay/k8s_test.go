@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -18,13 +16,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/fake"
 	"sigs.k8s.io/yaml"
 
+	"github.com/replaykit/replay/internal/k8stest"
 	"github.com/replaykit/replay/internal/runlog"
-	"github.com/replaykit/replay/k8s"
 )
 
 // TestRunPrintRun: replay run --print-run ends stdout with the run file,
@@ -110,8 +106,9 @@ func TestK8sManifestCLI(t *testing.T) {
 // TestK8sEndToEnd plays a cluster's part with real processes: the shards
 // run the very command the manifest gives each pod (k from
 // JOB_COMPLETION_INDEX, the barrier on loopback for shard 0's DNS name),
-// their whole output is the pods' logs, and collect reads them through the
-// fake clientset, as from an API server. A goal the shards miss fails
+// their whole output is the pods' logs, and replay k8s collect reads them
+// with its own client (kubeconfig, client-go) from an API server on
+// loopback holding the Job and its pods (the fake clientset's objects). A goal the shards miss fails
 // none of them (the verdict is the merged run's); the merged run holds
 // what replay merge of the run files holds, and replay report judges it.
 func TestK8sEndToEnd(t *testing.T) {
@@ -135,7 +132,7 @@ func TestK8sEndToEnd(t *testing.T) {
 	barrier := ln.Addr().String()
 	ln.Close()
 	objs := []runtime.Object{&job}
-	pods := &logSource{}
+	logs := make([]string, 3)
 	runs := make([]string, 3)
 	var wg sync.WaitGroup
 	for k := range 3 {
@@ -143,11 +140,7 @@ func TestK8sEndToEnd(t *testing.T) {
 		args := slices.Clone(command[1:])
 		args[slices.Index(args, "--barrier")+1] = barrier
 		args[slices.Index(args, "--out")+1] = runs[k]
-		name := fmt.Sprintf("ld-%d-abcde", k)
-		objs = append(objs, &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "load", Labels: map[string]string{k8s.LabelJobName: "ld"},
-				Annotations: map[string]string{k8s.LabelIndex: strconv.Itoa(k)}},
-			Status: corev1.PodStatus{Phase: corev1.PodSucceeded}})
+		objs = append(objs, k8stest.Pod("load", "ld", k, "abcde", corev1.PodSucceeded))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -157,20 +150,25 @@ func TestK8sEndToEnd(t *testing.T) {
 			if err != nil {
 				t.Errorf("shard %d: %v\n%s", k, err, out)
 			}
-			pods.set("load/"+name, string(out))
+			logs[k] = string(out)
 		}()
 	}
 	wg.Wait()
 	if t.Failed() {
 		t.FailNow()
 	}
-	merged := filepath.Join(dir, "merged.run")
-	res, err := k8s.Collect(t.Context(), k8s.CollectConfig{Client: fake.NewClientset(objs...), Logs: pods, Namespace: "load", Job: "ld", Out: merged})
-	if err != nil {
-		t.Fatal(err)
+	api := k8stest.New(t, objs...)
+	for k, text := range logs {
+		api.SetLog("load", fmt.Sprintf("ld-%d-abcde", k), text)
 	}
-	if res.Shards != 3 || res.LogBytes == 0 {
-		t.Errorf("collected %+v", res)
+	merged := filepath.Join(dir, "merged.run")
+	code, _, stderr = cliRun(t, "", "k8s", "collect", "--kubeconfig", api.Kubeconfig(t), "--namespace", "load", "--job", "ld", "--out", merged)
+	if code != 0 || !strings.Contains(stderr, "merged 3 shards of job ld") {
+		t.Fatalf("collect: exit %d %s", code, stderr)
+	}
+	code, _, stderr = cliRun(t, "", "k8s", "collect", "--kubeconfig", api.Kubeconfig(t), "--namespace", "load", "--job", "gone", "--out", filepath.Join(dir, "x.run"))
+	if code != exitError || stderr != "replay: collect: no job \"gone\" in namespace \"load\"\n" {
+		t.Errorf("collect of a job not there: exit %d %q", code, stderr)
 	}
 	direct := filepath.Join(dir, "direct.run")
 	if code, msg := runBin(t, bin, "merge", "--out", direct, runs[0], runs[1], runs[2]); code != 0 {
@@ -187,29 +185,4 @@ func TestK8sEndToEnd(t *testing.T) {
 	if code, out, _ := cliRun(t, "", "report", merged); code != exitRegression || !strings.Contains(out, "p99<1ns") {
 		t.Errorf("report of the merged run: exit %d, want %d (the goal missed):\n%s", code, exitRegression, out)
 	}
-}
-
-// logSource serves the shards' output as their pods' logs.
-type logSource struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (l *logSource) set(pod, text string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.m == nil {
-		l.m = map[string]string{}
-	}
-	l.m[pod] = text
-}
-
-func (l *logSource) Log(_ context.Context, ns, pod, container string) (io.ReadCloser, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	text, ok := l.m[ns+"/"+pod]
-	if !ok || container != k8s.Container {
-		return nil, fmt.Errorf("no log for %s/%s container %s", ns, pod, container)
-	}
-	return io.NopCloser(strings.NewReader(text)), nil
 }
