@@ -30,6 +30,8 @@ func runComparison(ctx context.Context, cfg session.CompareConfig, formats []rep
 	if progress {
 		pl = report.NewCompareProgress(s.err)
 		cfg.Plan.Progress = pl.Update
+	} else if os.Getenv("REPLAY_PROGRESS") == "json" { // replay mcp's children
+		cfg.Plan.Progress = report.NewJSONProgress(s.err).Compare
 	}
 	res, err := session.Compare(ctx, cfg)
 	if pl != nil {

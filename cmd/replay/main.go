@@ -125,6 +125,7 @@ func newRootCmd(s streams) *cobra.Command {
 		newCmdK8s(s),
 		newCmdMerge(),
 		newCmdDemo(s),
+		newCmdMCP(),
 		&cobra.Command{Use: "version", Short: "Print replay's version, the VCS revision and time it was built from", Args: exactArgs(0),
 			RunE: func(*cobra.Command, []string) error {
 				_, err := fmt.Fprintf(s.out, "replay %s\n", buildinfo.Read())

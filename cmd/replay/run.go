@@ -89,6 +89,8 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if opts.outTTY {
 		pl = report.NewRunProgress(notes)
 		cfg.Plan.Progress = pl.Update
+	} else if os.Getenv("REPLAY_PROGRESS") == "json" { // replay mcp's children
+		cfg.Plan.Progress = report.NewJSONProgress(opts.stderr).Run
 	}
 	res, err := session.Run(ctx, cfg)
 	if pl != nil {
