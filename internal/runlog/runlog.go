@@ -131,9 +131,10 @@ type Stats struct {
 	Bytes, Encoded int64
 }
 
-// Decode finds the last run file in the output r and writes it to w. It
-// reads r once, holding one line at a time; the output may have anything
-// before the begin line (the run's report) and after the end line.
+// Decode finds the run file in the output r and writes it to w. It reads
+// r once, holding one line at a time; the output may have anything before
+// the begin line (the run's report) and after the end line, but only one
+// run file (a second is ErrDamaged: w already holds the first).
 func Decode(r io.Reader, w io.Writer) (Stats, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var st Stats
