@@ -51,15 +51,11 @@ func snapshotID(path string) string {
 	return fmt.Sprintf("%s %d", filepath.Base(path), fi.Size())
 }
 
-// onceStart calls start once, whichever side of a comparison comes first;
-// the other gets the same start time.
+// onceStart calls start once, for whichever side of a comparison starts
+// its load first; the other starts when its turn comes (the zero time).
 func onceStart(start func(context.Context) (time.Time, error)) func(context.Context) (time.Time, error) {
-	var (
-		once sync.Once
-		t0   time.Time
-		err  error
-	)
-	return func(ctx context.Context) (time.Time, error) {
+	var once sync.Once
+	return func(ctx context.Context) (t0 time.Time, err error) {
 		once.Do(func() { t0, err = start(ctx) })
 		return t0, err
 	}

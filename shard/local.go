@@ -73,7 +73,7 @@ func childArgs(args []string) []string {
 // Run starts the N shard processes, each writing to out(k) (its --out),
 // and waits for them all. A child that ends with status 0 or 99 (goals or
 // failures: judged after the merge) ran; any other status is a
-// *ShardError, the first one's returned.
+// *ShardError: the first shard's is returned, with how many others failed.
 func (l Local) Run(ctx context.Context, out func(k int) string) error {
 	if err := os.MkdirAll(l.Dir, 0o755); err != nil {
 		return fmt.Errorf("shards: %w", err)
@@ -102,7 +102,27 @@ func (l Local) Run(ctx context.Context, out func(k int) string) error {
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return firstError(errs)
+}
+
+// firstError is the first shard's error, saying how many others failed
+// (a barrier's failure often fails them all).
+func firstError(errs []error) error {
+	var first error
+	others := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case first == nil:
+			first = err
+		default:
+			others++
+		}
+	}
+	if others > 0 {
+		return fmt.Errorf("%w; %d more shards failed", first, others)
+	}
+	return first
 }
 
 // child runs one shard process with its output in logPath.
