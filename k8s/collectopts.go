@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -46,6 +47,9 @@ func (o *CollectOptions) Validate() error {
 // Run connects to the cluster, collects the Job's shards into Out and
 // tells notes what it merged.
 func (o *CollectOptions) Run(ctx context.Context, notes io.Writer) error {
+	if _, err := os.Stat(o.Out); err == nil {
+		return fmt.Errorf("k8s collect: %s exists (the merged run file must not)", o.Out)
+	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = o.Kubeconfig
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,

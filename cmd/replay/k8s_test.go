@@ -170,6 +170,10 @@ func TestK8sEndToEnd(t *testing.T) {
 	if code != exitError || stderr != "replay: collect: no job \"gone\" in namespace \"load\"\n" {
 		t.Errorf("collect of a job not there: exit %d %q", code, stderr)
 	}
+	code, _, stderr = cliRun(t, "", "k8s", "collect", "--kubeconfig", api.Kubeconfig(t), "--namespace", "load", "--job", "ld", "--out", merged)
+	if code != exitError || !strings.Contains(stderr, "merged.run exists") {
+		t.Errorf("collect into an existing file: exit %d %q", code, stderr)
+	}
 	direct := filepath.Join(dir, "direct.run")
 	if code, msg := runBin(t, bin, "merge", "--out", direct, runs[0], runs[1], runs[2]); code != 0 {
 		t.Fatalf("merge: exit %d %s", code, msg)
