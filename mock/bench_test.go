@@ -198,7 +198,7 @@ func BenchmarkMatch(b *testing.B) {
 		exs = append(exs, rec(int64(i+1), "POST", fmt.Sprintf("https://api.test/items/%d?view=full&ts=1700000000", i),
 			fmt.Sprintf(`{"item":%d,"qty":2,"request_id":"3f2a9c1e-8b7d-4e6f-a5b4-c3d2e1f0a9b8"}`, i), "ok"))
 	}
-	m, err := newMatcher(exs, newVolatility(nil), nil)
+	m, _, err := newMatcher(exs, newVolatility(nil), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func BenchmarkMatch(b *testing.B) {
 			u, _ := url.Parse(c.url)
 			for b.Loop() {
 				q := newRequest("POST", "https", "api.test:443", u, "application/json", []byte(c.body))
-				if en, _ := m.match(&q); en == nil {
+				if en, _, _ := m.match(&q); en == nil {
 					m.explain(&q)
 				}
 			}

@@ -25,7 +25,7 @@ func FuzzRequest(f *testing.F) {
 			Method: "POST", URL: u.String(), RequestBody: []byte(body),
 			RequestHeader: map[string][]string{"Content-Type": {contentType}},
 		}
-		m, err := newMatcher([]*snapshots.Exchange{e}, vol, nil)
+		m, _, err := newMatcher([]*snapshots.Exchange{e}, vol, nil)
 		if err != nil {
 			return // a URL that does not parse back is refused, not a panic
 		}
@@ -36,7 +36,7 @@ func FuzzRequest(f *testing.F) {
 			t.Fatalf("recorded URL %q accepted by newMatcher but not url.Parse: %v", e.URL, err)
 		}
 		same := newRequest("POST", "https", "api.test:443", back, contentType, []byte(body))
-		if en, _ := m.match(&same); en == nil {
+		if en, _, _ := m.match(&same); en == nil {
 			t.Fatalf("identical request missed: %v", m.explain(&same))
 		}
 		other := newRequest("POST", "https", "api.test:443", &url.URL{Path: "/p/43", RawQuery: query + "&z"}, contentType, []byte(body+"x"))

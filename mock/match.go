@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/replaykit/replay/internal/idlist"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -46,11 +47,12 @@ func (l Level) String() string {
 	return "none"
 }
 
-// entry is one recorded exchange, indexed.
+// entry is one distinct recorded request, indexed, and the exchanges that
+// recorded it.
 type entry struct {
-	ex    *snapshots.Exchange
-	req   request
-	order int // position in recorded order
+	req     request
+	answers []int32 // the exchanges' positions in recorded order (store)
+	order   int     // position in recorded order (of its first exchange)
 }
 
 // matcher finds the recorded exchange that answers a request. Safe for
@@ -64,37 +66,114 @@ type matcher struct {
 	byRoute   map[string][]*entry    // by method, service and unescaped path
 	byEP      map[string][]*entry    // by service and endpoint template
 	levels    [3]map[string][]*entry // Exact, Loose, Template; each group in recorded order
+	http2s    map[string]bool        // services recorded over HTTP/2
 
-	mu   sync.Mutex
-	used []bool // by entry.order: answered a request already
+	// taken is one Server's state: a matcher shares everything else with
+	// the other Servers of an Index.
+	taken *taken
 }
 
-func newMatcher(exs []*snapshots.Exchange, vol volatility, rules []snapshots.Rule) (*matcher, error) {
+// taken counts the answers each entry gave (by entry.order).
+type taken struct {
+	mu   sync.Mutex
+	next []int32
+}
+
+// forServer returns a copy of m with its own answers taken.
+func (m *matcher) forServer() *matcher {
+	c := *m
+	c.taken = &taken{next: make([]int32, len(m.entries))}
+	return &c
+}
+
+func newMatcher(exs []*snapshots.Exchange, vol volatility, rules []snapshots.Rule) (*matcher, *idlist.List, error) {
+	ix := newIndexer()
+	for _, e := range byRecordedOrder(exs) {
+		if err := ix.add(e); err != nil {
+			return nil, nil, err
+		}
+	}
+	return ix.matcher(vol, rules).forServer(), &ix.calls, nil
+}
+
+// byRecordedOrder returns the non-nil exchanges of exs by start, then by
+// ID; stable for equal keys.
+func byRecordedOrder(exs []*snapshots.Exchange) []*snapshots.Exchange {
+	out := make([]*snapshots.Exchange, 0, len(exs))
+	for _, e := range exs {
+		if e != nil {
+			out = append(out, e)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *snapshots.Exchange) int {
+		if c := a.Start.Compare(b.Start); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return out
+}
+
+// indexer builds a matcher's entries from exchanges given in recorded
+// order, one entry per distinct request, so that a recording of millions of
+// calls to a few thousand URLs holds a few thousand requests and an ID per
+// call.
+type indexer struct {
+	entries  []*entry
+	calls    idlist.List // exchange IDs by position in recorded order
+	byKey    map[string]*entry
+	redacted map[string]bool
+	keys     []string // redacted keys, in order found
+	http2    map[string]bool
+}
+
+func newIndexer() *indexer {
+	return &indexer{byKey: map[string]*entry{}, redacted: map[string]bool{}, http2: map[string]bool{}}
+}
+
+// add indexes e, an outbound exchange (inbound ones and nil are skipped);
+// its response is not kept.
+func (ix *indexer) add(e *snapshots.Exchange) error {
+	if e == nil || e.Direction == snapshots.Inbound {
+		return nil
+	}
+	q, err := fromExchange(e)
+	if err != nil {
+		return err
+	}
+	if e.Proto == "HTTP/2.0" {
+		ix.http2[q.service] = true
+	}
+	pos := int32(ix.calls.Len())
+	ix.calls.Append(e.ID)
+	k := q.scheme + " " + q.exactKey()
+	if en := ix.byKey[k]; en != nil {
+		en.answers = append(en.answers, pos)
+		return nil
+	}
+	for _, rk := range redactedKeys([]*snapshots.Exchange{e}) {
+		if !ix.redacted[rk] {
+			ix.redacted[rk] = true
+			ix.keys = append(ix.keys, rk)
+		}
+	}
+	en := &entry{req: q, answers: []int32{pos}, order: len(ix.entries)}
+	ix.byKey[k] = en
+	ix.entries = append(ix.entries, en)
+	return nil
+}
+
+// matcher returns the matcher of the exchanges added, with the volatile
+// keys found redacted in them on top of vol's.
+func (ix *indexer) matcher(vol volatility, rules []snapshots.Rule) *matcher {
 	m := &matcher{vol: vol, rules: rules, loosest: Template, byService: map[string][]*entry{},
-		byRoute: map[string][]*entry{}, byEP: map[string][]*entry{}}
+		byRoute: map[string][]*entry{}, byEP: map[string][]*entry{}, entries: ix.entries, http2s: ix.http2}
 	for i := range m.levels {
 		m.levels[i] = map[string][]*entry{}
 	}
-	for _, e := range exs {
-		if e == nil || e.Direction == snapshots.Inbound {
-			continue
-		}
-		q, err := fromExchange(e)
-		if err != nil {
-			return nil, err
-		}
-		q.prepare(vol)
-		m.entries = append(m.entries, &entry{ex: e, req: q})
-	}
-	// Recorded order: by start, then by ID; stable for equal keys.
-	slices.SortStableFunc(m.entries, func(a, b *entry) int {
-		if c := a.ex.Start.Compare(b.ex.Start); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ex.ID, b.ex.ID)
-	})
-	for i, en := range m.entries {
-		en.order = i
+	for _, en := range m.entries {
+		en.req.prepare(vol)
+		en.answers = slices.Clip(en.answers)
 		m.byService[en.req.service] = append(m.byService[en.req.service], en)
 		rk := routeKey(&en.req)
 		m.byRoute[rk] = append(m.byRoute[rk], en)
@@ -108,8 +187,7 @@ func newMatcher(exs []*snapshots.Exchange, vol volatility, rules []snapshots.Rul
 			m.byEP[ek] = append(m.byEP[ek], en)
 		}
 	}
-	m.used = make([]bool, len(m.entries))
-	return m, nil
+	return m
 }
 
 // key returns q's key at level l (0: Exact, 1: Loose, 2: Template); ""
@@ -125,11 +203,13 @@ func (m *matcher) key(q *request, l int) string {
 	return q.templateKey(m.rules)
 }
 
-// match returns the recorded exchange that answers q and the level it
-// matched at, or nil. Within a group of equally good candidates the first
-// not yet used answers, so that the nth identical request gets the nth
-// recorded response; once all are used the last one answers again.
-func (m *matcher) match(q *request) (*entry, Level) {
+// match returns the recorded request that answers q, the position of the
+// exchange that answers (in recorded order: store), and the level it
+// matched at, or nil. Within a
+// group of equally good candidates the first with an answer not yet used
+// answers, so that the nth identical request gets the nth recorded
+// response; once all are used the last one answers again.
+func (m *matcher) match(q *request) (*entry, int, Level) {
 	for l := range int(m.loosest) {
 		k := m.key(q, l)
 		if k == "" {
@@ -142,9 +222,10 @@ func (m *matcher) match(q *request) (*entry, Level) {
 		if Level(l+1) == Template {
 			group = m.strongest(q, group)
 		}
-		return m.take(group), Level(l + 1)
+		en, id := m.take(group)
+		return en, id, Level(l + 1)
 	}
-	return nil, 0
+	return nil, 0, 0
 }
 
 // strongest keeps the candidates most similar to q, in recorded order.
@@ -162,18 +243,21 @@ func (m *matcher) strongest(q *request, group []*entry) []*entry {
 	return out
 }
 
-// take returns the first unused entry of group, marking it used, or the
-// last one when all are used.
-func (m *matcher) take(group []*entry) *entry {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+// take returns the first entry of group with an unused answer and that
+// answer, marking it used, or the last one's last answer when all are
+// used.
+func (m *matcher) take(group []*entry) (*entry, int) {
+	t := m.taken
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	for _, en := range group {
-		if !m.used[en.order] {
-			m.used[en.order] = true
-			return en
+		if n := t.next[en.order]; int(n) < len(en.answers) {
+			t.next[en.order]++
+			return en, int(en.answers[n])
 		}
 	}
-	return group[len(group)-1]
+	en := group[len(group)-1]
+	return en, int(en.answers[len(en.answers)-1])
 }
 
 func routeKey(q *request) string { return q.method + " " + q.service + " " + q.plainPath }
@@ -212,12 +296,7 @@ func (m *matcher) services() []string {
 
 // http2 reports whether service was called over HTTP/2 in the recording.
 func (m *matcher) http2(service string) bool {
-	for _, en := range m.byService[service] {
-		if en.ex.Proto == "HTTP/2.0" {
-			return true
-		}
-	}
-	return false
+	return m.http2s[service]
 }
 
 // scheme returns the scheme service was recorded with ("https" wins).

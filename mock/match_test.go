@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/replaykit/replay/internal/ca"
+	"github.com/replaykit/replay/internal/idlist"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -68,13 +69,35 @@ func ask(t *testing.T, method, rawURL, body string) request {
 	return newRequest(method, u.Scheme, svc, u, ct, []byte(body))
 }
 
-func newTestMatcher(t *testing.T, exs ...*snapshots.Exchange) *matcher {
+// testMatcher is a matcher whose match returns the answering exchange.
+type testMatcher struct {
+	*matcher
+	byID  map[int64]*snapshots.Exchange
+	calls *idlist.List
+}
+
+// hit is a match: the recorded exchange that answers.
+type hit struct{ ex *snapshots.Exchange }
+
+func (m testMatcher) match(q *request) (*hit, Level) {
+	en, pos, level := m.matcher.match(q)
+	if en == nil {
+		return nil, level
+	}
+	return &hit{ex: m.byID[m.calls.At(pos)]}, level
+}
+
+func newTestMatcher(t *testing.T, exs ...*snapshots.Exchange) testMatcher {
 	t.Helper()
-	m, err := newMatcher(exs, newVolatility([]string{"session"}), nil)
+	m, calls, err := newMatcher(exs, newVolatility([]string{"session"}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m
+	tm := testMatcher{matcher: m, byID: map[int64]*snapshots.Exchange{}, calls: calls}
+	for _, e := range exs {
+		tm.byID[e.ID] = e
+	}
+	return tm
 }
 
 func TestMatchLevels(t *testing.T) {

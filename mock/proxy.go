@@ -93,11 +93,11 @@ func (s *Server) intercepted(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Requ
 		s.endCall(c, scheme, t.service, endpoint, true)
 		return r, missReply(me).response(r)
 	}
-	if err := s.wait(r.Context(), en.ex); err != nil {
+	if err := s.wait(r.Context(), en); err != nil {
 		return r, textReply(http.StatusGatewayTimeout, "error", "replay mock: "+err.Error()+"\n").response(r)
 	}
 	s.endCall(c, scheme, t.service, endpoint, false)
-	return r, s.answer(r.Method, en.ex).response(r)
+	return r, s.answer(r.Method, en).response(r)
 }
 
 // reverseProxy passes requests for a served service to the real one.

@@ -62,6 +62,15 @@ type Config struct {
 	// Exchanges are the recorded outbound exchanges to answer from (see
 	// Load); inbound ones are ignored.
 	Exchanges []*snapshots.Exchange
+	// Snapshot, when set, is read instead of Exchanges: New indexes its
+	// outbound exchanges (each distinct request once, and an ID per
+	// recorded call), and an answer's response is read from it when given
+	// (the last ResponseCache kept), so that memory stays bounded whatever
+	// the number of recorded calls.
+	Snapshot Recording
+	// Index, when set, is the index of Exchanges or Snapshot made once
+	// (NewIndex) for several Servers; New then takes it as it is.
+	Index *Index
 	// Services lists the host:port services to mock; empty means every
 	// recorded service. Each must be recorded.
 	Services []string
@@ -143,6 +152,7 @@ type Server struct {
 	cfg       Config
 	log       *slog.Logger
 	m         *matcher
+	store     *store
 	mocked    map[string]bool
 	resolve   map[string]string
 	proxy     *goproxy.ProxyHttpServer
@@ -187,17 +197,20 @@ func New(cfg Config) (*Server, error) {
 	default:
 		return nil, fmt.Errorf("mock: match level %d: want Exact, Loose or Template", cfg.Match)
 	}
-	vol := newVolatility(append(redactedKeys(cfg.Exchanges), cfg.VolatileKeys...))
-	m, err := newMatcher(cfg.Exchanges, vol, cfg.Rules)
-	if err != nil {
-		return nil, fmt.Errorf("mock: %w", err)
+	idx := cfg.Index
+	if idx == nil {
+		var err error
+		if idx, err = NewIndex(context.Background(), cfg); err != nil {
+			return nil, err
+		}
 	}
+	m, st := idx.m.forServer(), idx.store
 	m.loosest = cfg.Match
 	if isNil(cfg.CA) {
 		cfg.CA = nil // a nil *ca.CA in the interface
 	}
 	s := &Server{
-		cfg: cfg, log: cfg.Logger, m: m,
+		cfg: cfg, log: cfg.Logger, m: m, store: st,
 		mocked: map[string]bool{}, resolve: map[string]string{},
 		missByRq: map[string]*MissError{},
 		calls:    newCallTracker(),
@@ -291,9 +304,9 @@ func (s *Server) Close() error {
 
 // lookup matches a request to service; it returns the recorded entry that
 // answers it, or the miss, and the request's endpoint template.
-func (s *Server) lookup(r *http.Request, scheme, service string, body []byte) (*entry, *MissError, string) {
+func (s *Server) lookup(r *http.Request, scheme, service string, body []byte) (*snapshots.Exchange, *MissError, string) {
 	q := newRequest(r.Method, scheme, service, r.URL, r.Header.Get("Content-Type"), body)
-	en, level := s.m.match(&q)
+	en, pos, level := s.m.match(&q)
 	if en == nil {
 		me := s.miss(&q)
 		s.m.key(&q, 2) // the endpoint template
@@ -307,8 +320,9 @@ func (s *Server) lookup(r *http.Request, scheme, service string, body []byte) (*
 	case Template:
 		s.template.Add(1)
 	}
-	s.log.Debug("mock answer", "request", q.String(), "level", level.String(), "exchange", en.ex.ID)
-	return en, nil, en.req.endpoint
+	e := s.store.get(pos)
+	s.log.Debug("mock answer", "request", q.String(), "level", level.String(), "exchange", e.ID)
+	return e, nil, en.req.endpoint
 }
 
 // wait sleeps the recorded duration of e when Timing is recorded; it
@@ -394,11 +408,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scheme, service s
 		s.endCall(c, scheme, service, endpoint, true)
 		missReply(me).write(w)
 	default:
-		if s.wait(r.Context(), en.ex) != nil {
+		if s.wait(r.Context(), en) != nil {
 			return // the client gave up
 		}
 		s.endCall(c, scheme, service, endpoint, false)
-		s.answer(r.Method, en.ex).write(w)
+		s.answer(r.Method, en).write(w)
 	}
 }
 

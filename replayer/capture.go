@@ -24,6 +24,20 @@ type ResponseSink interface {
 	AddResponse(s *snapshots.ResponseSample)
 }
 
+// HashSink takes the answers counted by hash in chunks as they fill
+// (PendingHashes per shard of the count), when the ResponseSink is one too,
+// so that memory stays bounded however many exchanges a run answers;
+// ResponseHashes then returns those not handed over yet. The chunks of one
+// exchange add up (*snapshots.RunWriter sums them on reading), and
+// MaxHashes holds per chunk.
+type HashSink interface {
+	AddResponseHashes(h []snapshots.ResponseHash)
+}
+
+// PendingHashes is the most keys one of the capture's 16 shards counts
+// before it hands them to a HashSink.
+const PendingHashes = 2048
+
 // Defaults of the capture's bounds.
 const (
 	// DefaultSampleExchanges is the number of distinct recorded exchanges
@@ -46,20 +60,23 @@ var DefaultResponseHeaders = []string{
 	"Allow", "Retry-After", "Www-Authenticate",
 }
 
-// sampleSlot marks a template whose answers are sampled; taken counts the
+// sampleSlot marks an exchange whose answers are sampled; taken counts the
 // answers claimed.
 type sampleSlot struct{ taken atomic.Int32 }
 
 // capture is a Replayer's capture state.
 type capture struct {
-	sink      ResponseSink
-	per       int      // exchanges sampled per endpoint
-	limit     int      // decoded body bytes kept
-	headers   []string // canonical names kept in samples
-	admitted  map[string]int
-	complete  bool // a whole pass was considered: nothing more is admitted
-	endpoints map[int64]string
-	shards    [16]hashShard
+	sink     ResponseSink
+	per      int      // exchanges sampled per endpoint
+	limit    int      // decoded body bytes kept
+	headers  []string // canonical names kept in samples
+	admitted map[string]int
+	complete bool // a whole pass was considered: nothing more is admitted
+	// slots are the sampled exchanges, by ID; written only by admit, between
+	// phases.
+	slots  map[int64]*sampleSlot
+	shards [16]hashShard
+	hashes HashSink // nil: keep every count until ResponseHashes
 }
 
 type hashKey struct {
@@ -68,9 +85,15 @@ type hashKey struct {
 	hash   uint64
 }
 
+// hashCount counts the answers of one key, and names its endpoint.
+type hashCount struct {
+	n        int64
+	endpoint string
+}
+
 type hashShard struct {
 	mu       sync.Mutex
-	m        map[hashKey]int64
+	m        map[hashKey]hashCount
 	distinct map[hashKey]int // hashes per exchange and status (hash 0)
 	_        [32]byte        // keeps shards on separate cache lines
 }
@@ -85,12 +108,13 @@ const MaxHashes = 8
 // beyond its first MaxHashes distinct bodies of one status.
 const OtherHashes = ^uint64(0)
 
-func newCapture(cfg Config, tmpls []*template) *capture {
+func newCapture(cfg Config) *capture {
 	if cfg.Responses == nil {
 		return nil
 	}
 	cp := &capture{sink: cfg.Responses, per: cfg.SampleExchanges, limit: cfg.SampleBody,
-		admitted: map[string]int{}, endpoints: map[int64]string{}}
+		admitted: map[string]int{}, slots: map[int64]*sampleSlot{}}
+	cp.hashes, _ = cfg.Responses.(HashSink)
 	if cp.per == 0 {
 		cp.per = DefaultSampleExchanges
 	}
@@ -105,54 +129,57 @@ func newCapture(cfg Config, tmpls []*template) *capture {
 			cp.headers = append(cp.headers, h)
 		}
 	}
-	for _, t := range tmpls {
-		cp.endpoints[t.id] = t.endpoint
-	}
 	for i := range cp.shards {
-		cp.shards[i].m, cp.shards[i].distinct = map[hashKey]int64{}, map[hashKey]int{}
+		cp.shards[i].m, cp.shards[i].distinct = map[hashKey]hashCount{}, map[hashKey]int{}
 	}
 	return cp
 }
 
-// admit adds to the sample the n templates at(0), at(1), … in order, while
-// their endpoint has room. A Replayer's phases run one at a time, so no
-// request is in flight meanwhile.
-func (cp *capture) admit(n int, at func(i int) *template) {
+// admit adds to the sample the n exchanges at(0), at(1), … (ID and
+// endpoint) in order, while their endpoint has room; it stops early once
+// every endpoint of the sequence is full. A Replayer's phases run one at a
+// time, so no request is in flight meanwhile.
+func (cp *capture) admit(n, endpoints int, at func(i int) (int64, string)) {
 	if cp == nil || cp.complete {
 		return
 	}
-	for i := range n {
-		t := at(i)
-		if t.slot != nil || cp.admitted[t.endpoint] >= cp.per {
+	full := 0
+	for ep, k := range cp.admitted {
+		if k >= cp.per && ep != "" {
+			full++
+		}
+	}
+	for i := 0; i < n && full < endpoints; i++ {
+		id, ep := at(i)
+		if cp.slots[id] != nil || cp.admitted[ep] >= cp.per {
 			continue
 		}
-		t.slot = new(sampleSlot)
-		cp.admitted[t.endpoint]++
+		cp.slots[id] = new(sampleSlot)
+		if cp.admitted[ep]++; cp.admitted[ep] >= cp.per {
+			full++
+		}
 	}
-}
-
-// admitPass admits one whole pass of the request sequence from position
-// g0, as pick orders it; after it nothing more can be admitted.
-func (cp *capture) admitPass(g0 int64, n int, pick func(g int64) *template) {
-	if cp == nil || cp.complete {
-		return
-	}
-	cp.admit(n, func(i int) *template { return pick(g0 + int64(i)) })
-	cp.complete = true
 }
 
 // admitLoad admits the exchanges of one pass of the load's request
-// sequence, from the current position, in the order p's model sends them.
+// sequence, from the current position, in the order p's model sends them;
+// after it nothing more can be admitted.
 func (r *Replayer) admitLoad(p LoadPlan) {
 	if r.capture == nil || r.capture.complete {
 		return
 	}
-	n := int64(len(r.templates))
-	pick := func(g int64) *template { return r.templates[g%n] }
+	n := int64(r.seq.len())
+	pos := func(g int64) int { return int(g % n) }
 	if p.Model() == "recorded" {
-		pick = r.schedule(p).pick
+		order := r.byStart()
+		pos = func(g int64) int { return int(order[g%n]) }
 	}
-	r.capture.admitPass(r.cursor.Load(), int(n), pick)
+	g0 := r.cursor.Load()
+	r.capture.admit(int(n), len(r.seq.firsts()), func(i int) (int64, string) {
+		at := pos(g0 + int64(i))
+		return r.seq.id(at), r.seq.endpoint(at)
+	})
+	r.capture.complete = true
 }
 
 // tap returns c's body tap, ready for an answer to t in phase, or nil when
@@ -165,7 +192,8 @@ func (r *Replayer) tap(c *conn, t *template, phase string) *bodyTap {
 	tp := &c.tap
 	// Read first: once the exchange has its answers, no write (the
 	// template is shared by every worker).
-	sample := t.slot != nil && t.slot.taken.Load() < SampleAnswers && t.slot.taken.Add(1) <= SampleAnswers
+	slot := cp.slots[t.id]
+	sample := slot != nil && slot.taken.Load() < SampleAnswers && slot.taken.Add(1) <= SampleAnswers
 	tp.start(sample, cp.limit, cp.headers)
 	return tp
 }
@@ -179,7 +207,7 @@ func (r *Replayer) captured(t *template, res *snapshots.Result, tp *bodyTap, can
 	}
 	if canceled || res.Error != "" || res.Status == 0 {
 		if tp.sample {
-			t.slot.taken.Add(-1)
+			r.capture.slots[t.id].taken.Add(-1)
 		}
 		return
 	}
@@ -188,12 +216,17 @@ func (r *Replayer) captured(t *template, res *snapshots.Result, tp *bodyTap, can
 		cp.sink.AddResponse(tp.responseSample(t, res))
 		return
 	}
-	cp.shards[uint64(t.id)%uint64(len(cp.shards))].count(hashKey{id: t.id, status: res.Status, hash: tp.hash.Sum64()})
+	sh := &cp.shards[uint64(t.id)%uint64(len(cp.shards))]
+	if full := sh.count(hashKey{id: t.id, status: res.Status, hash: tp.hash.Sum64()}, t.endpoint); full && cp.hashes != nil {
+		if h := sh.drain(); len(h) > 0 {
+			cp.hashes.AddResponseHashes(h)
+		}
+	}
 }
 
 // count counts one answer under k, or under OtherHashes when its exchange
 // and status have MaxHashes distinct hashes already.
-func (sh *hashShard) count(k hashKey) {
+func (sh *hashShard) count(k hashKey, endpoint string) (full bool) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if _, ok := sh.m[k]; !ok {
@@ -204,11 +237,28 @@ func (sh *hashShard) count(k hashKey) {
 			sh.distinct[es]++
 		}
 	}
-	sh.m[k]++
+	c := sh.m[k]
+	c.n++
+	c.endpoint = endpoint
+	sh.m[k] = c
+	return len(sh.m) >= PendingHashes
+}
+
+// drain returns the counts of sh and forgets them.
+func (sh *hashShard) drain() []snapshots.ResponseHash {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	out := make([]snapshots.ResponseHash, 0, len(sh.m))
+	for k, c := range sh.m {
+		out = append(out, snapshots.ResponseHash{ExchangeID: k.id, Endpoint: c.endpoint, Status: k.status, Hash: k.hash, Count: c.n})
+	}
+	clear(sh.m)
+	clear(sh.distinct)
+	return out
 }
 
 // ResponseHashes returns the answers counted by body hash so far (the
-// answers outside the sample), sorted by exchange, status and hash; nil
+// answers outside the sample; with a HashSink, those not handed over yet), sorted by exchange, status and hash; nil
 // without Config.Responses. Call it between runs, or after the last.
 func (r *Replayer) ResponseHashes() []snapshots.ResponseHash {
 	cp := r.capture
@@ -219,8 +269,8 @@ func (r *Replayer) ResponseHashes() []snapshots.ResponseHash {
 	for i := range cp.shards {
 		sh := &cp.shards[i]
 		sh.mu.Lock()
-		for k, n := range sh.m {
-			out = append(out, snapshots.ResponseHash{ExchangeID: k.id, Endpoint: cp.endpoints[k.id], Status: k.status, Hash: k.hash, Count: n})
+		for k, c := range sh.m {
+			out = append(out, snapshots.ResponseHash{ExchangeID: k.id, Endpoint: c.endpoint, Status: k.status, Hash: k.hash, Count: c.n})
 		}
 		sh.mu.Unlock()
 	}

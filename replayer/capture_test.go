@@ -354,7 +354,7 @@ func BenchmarkCaptureHashOnly(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
-				t := r.templates[i%len(r.templates)]
+				t := r.seq.at(i % r.seq.len())
 				tp := r.tap(c, t, res.Phase)
 				tp.Write(body)
 				r.captured(t, res, tp, false)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -191,12 +191,12 @@ func (r *Replayer) notSent(c *counters, p LoadPlan, j job, sink ResultSink) {
 
 // schedule returns the open or as-recorded model's schedule.
 func (r *Replayer) schedule(p LoadPlan) schedule {
-	n := int64(len(r.templates))
+	n := int64(r.seq.len())
 	if p.Rate.Count > 0 {
 		step := float64(p.Rate.Per) / float64(p.Rate.Count)
 		return schedule{
 			offset: func(i, _ int64) time.Duration { return time.Duration(float64(i) * step) },
-			pick:   func(g int64) *template { return r.templates[g%n] },
+			pick:   func(g int64) *template { return r.seq.at(int(g % n)) },
 		}
 	}
 	// As recorded: request g of the sequence is the (g mod n)-th in order
@@ -204,42 +204,55 @@ func (r *Replayer) schedule(p LoadPlan) schedule {
 	// plus one mean gap.
 	order := r.byStart()
 	span, _ := r.recordedSpan()
-	t0 := order[0].start
+	t0 := r.seq.start(int(order[0]))
 	rec := func(g int64) time.Duration {
-		return time.Duration(g/n)*span + order[g%n].start.Sub(t0)
+		return time.Duration(g/n)*span + r.seq.start(int(order[g%n])).Sub(t0)
 	}
 	g0 := r.cursor.Load()
 	return schedule{
 		offset: func(_, g int64) time.Duration {
 			return time.Duration(float64(rec(g)-rec(g0)) / p.Speed)
 		},
-		pick: func(g int64) *template { return order[g%n] },
+		pick: func(g int64) *template { return r.seq.at(int(order[g%n])) },
 	}
 }
 
-// byStart returns the templates in order of recorded start.
-func (r *Replayer) byStart() []*template {
-	order := append([]*template(nil), r.templates...)
-	sort.SliceStable(order, func(i, j int) bool { return order[i].start.Before(order[j].start) })
+// byStart returns the positions of the request sequence in order of
+// recorded start (4 bytes a request).
+func (r *Replayer) byStart() []int32 {
+	order := make([]int32, r.seq.len())
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return r.seq.start(int(a)).Compare(r.seq.start(int(b))) })
 	return order
 }
 
 // recordedSpan returns the length of one pass of the as-recorded model: from
 // the first recorded start to the last, plus the mean gap between starts.
 func (r *Replayer) recordedSpan() (time.Duration, error) {
-	order := r.byStart()
-	first, last := order[0].start, order[len(order)-1].start
+	n := r.seq.len()
+	first, last := r.seq.start(0), r.seq.start(0)
+	for i := range n {
+		st := r.seq.start(i)
+		if st.Before(first) {
+			first = st
+		}
+		if st.After(last) {
+			last = st
+		}
+	}
 	if first.IsZero() {
 		return 0, errors.New("replayer: the recorded requests have no start times; use a rate or virtual users instead of a speed")
 	}
-	if len(order) == 1 {
-		return max(order[0].dur, time.Millisecond), nil
+	if n == 1 {
+		return max(r.seq.at(0).dur, time.Millisecond), nil
 	}
 	sp := last.Sub(first)
 	if sp <= 0 {
-		return 0, fmt.Errorf("replayer: the %d recorded requests all start at the same time; use a rate or virtual users instead of a speed", len(order))
+		return 0, fmt.Errorf("replayer: the %d recorded requests all start at the same time; use a rate or virtual users instead of a speed", n)
 	}
-	return sp + sp/time.Duration(len(order)-1), nil
+	return sp + sp/time.Duration(n-1), nil
 }
 
 // Explain replays the distinct requests of every endpoint one at a time,
@@ -276,18 +289,13 @@ func (r *Replayer) explain(ctx context.Context, perEndpoint, slice int, sink Res
 	interrupted := func() (Stats, error) {
 		return c.stats(p, "explain"), fmt.Errorf("replayer: explain interrupted: %w", ctx.Err())
 	}
-	warmed := map[string]bool{}
-	for _, t := range r.templates {
-		if warmed[t.endpoint] {
-			continue
-		}
-		warmed[t.endpoint] = true
-		if r.sendAs(ctx, cn, t, &snapshots.Result{}, false) || ctx.Err() != nil {
+	for _, i := range r.seq.firsts() {
+		if r.sendAs(ctx, cn, r.seq.at(i), &snapshots.Result{}, false) || ctx.Err() != nil {
 			return interrupted()
 		}
 	}
 	picks := r.cfg.Shard.shardPicks(r.explainPicks(perEndpoint))
-	r.capture.admit(len(picks), func(i int) *template { return picks[i].t })
+	r.capture.admit(len(picks), len(picks), func(i int) (int64, string) { return picks[i].t.id, picks[i].t.endpoint })
 	for _, pk := range picks {
 		res := &snapshots.Result{Intended: time.Now(), Phase: snapshots.PhaseExplain}
 		c.enter()

@@ -132,7 +132,7 @@ func (o *openRun) start(w *openWorker, j job) {
 func (o *openRun) send(w *openWorker, j job) {
 	o.start(w, j)
 	h := w.cn.h1
-	if !w.peeking || h == nil {
+	if !w.peeking || h == nil || j.t.readErr != nil {
 		w.sent = -1
 		w.mu.Unlock()
 		w.kick <- struct{}{}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -69,6 +70,11 @@ type Config struct {
 	// they are to be sent (as snapshots.Snapshot.Exchanges yields them).
 	// Outbound exchanges are ignored.
 	Exchanges []*snapshots.Exchange
+	// Source, when set, gives the requests to replay instead of Exchanges,
+	// read from the snapshot as the load needs them (bounded memory
+	// whatever the snapshot's size); its endpoints are the ones it
+	// selected, and Endpoints is ignored.
+	Source *Source
 	// Endpoints, when not empty, selects the exchanges to replay: an entry
 	// is an endpoint ("GET /orders/{id}"), a glob over endpoints in which
 	// "*" matches any run of characters and "?" one ("GET /orders*"), or a
@@ -149,7 +155,7 @@ type Config struct {
 type Replayer struct {
 	cfg       Config
 	target    *url.URL
-	templates []*template
+	seq       requestSeq
 	transport *http.Transport
 	raw       bool   // plain http: the fast HTTP/1.1 path (h1.go)
 	addr      string // host:port to dial on the fast path
@@ -158,12 +164,16 @@ type Replayer struct {
 	log       *slog.Logger
 
 	// cursor is the number of requests of the sequence taken so far; request
-	// g of the sequence is templates[g % len(templates)], pass g / len.
+	// g of the sequence is seq.at(g % seq.len()), pass g / len.
 	cursor atomic.Int64
 	// pool keeps idle fast-path connections between calls of Run.
 	pool connPool
 	// running guards against concurrent Run calls.
 	running atomic.Bool
+
+	// ids are the exchange IDs of a sequence in memory, for Replays.
+	ids     map[int64]bool
+	idsOnce sync.Once
 
 	// truncated counts the requests replayed cut, per endpoint.
 	truncated map[string]int64
@@ -212,36 +222,12 @@ func New(cfg Config) (*Replayer, error) {
 	if err := cfg.Shard.check(); err != nil {
 		return nil, err
 	}
-	filter, err := newEndpointFilter(cfg.Endpoints)
-	if err != nil {
-		return nil, err
-	}
 	header := canonical(cfg.Header)
-	var tmpls []*template
-	seen := map[string]bool{}
-	for _, e := range cfg.Exchanges {
-		if e == nil || (e.Direction != "" && e.Direction != snapshots.Inbound) {
-			continue
-		}
-		t, err := newTemplate(e, u, header)
-		if err != nil {
-			return nil, err
-		}
-		seen[t.endpoint] = true
-		if !filter.match(t.endpoint) {
-			continue
-		}
-		tmpls = append(tmpls, t)
-	}
-	if len(tmpls) == 0 {
-		if len(cfg.Endpoints) > 0 && len(seen) > 0 {
-			return nil, fmt.Errorf("replayer: %w: --endpoint %s matches none of %s", ErrNoRequests,
-				strings.Join(cfg.Endpoints, ", "), strings.Join(sortedKeys(seen), ", "))
-		}
-		return nil, fmt.Errorf("replayer: %w", ErrNoRequests)
-	}
-	truncated, err := Truncated(cfg.Exchanges, cfg.Endpoints)
-	if err != nil {
+	var seq requestSeq
+	var truncated map[string]int64
+	if cfg.Source != nil {
+		seq, truncated = newSourceSeq(cfg.Source, u, header), cfg.Source.Truncated()
+	} else if seq, truncated, err = templates(cfg, u, header); err != nil {
 		return nil, err
 	}
 	if truncated != nil && !cfg.AllowTruncated {
@@ -260,14 +246,14 @@ func New(cfg Config) (*Replayer, error) {
 		addr:      addr,
 		cfg:       cfg,
 		target:    u,
-		templates: tmpls,
+		seq:       seq,
 		transport: newTransport(cfg),
 		timeout:   cfg.Timeout,
 		maxInfl:   cfg.MaxInFlight,
 		log:       logger,
 		pool:      connPool{max: cfg.MaxInFlight},
 		truncated: truncated,
-		capture:   newCapture(cfg, tmpls),
+		capture:   newCapture(cfg),
 	}
 	return r, nil
 }
@@ -315,13 +301,13 @@ func (r *Replayer) Target() string { return r.target.String() }
 
 // Requests returns the number of recorded requests in one pass, after
 // filtering.
-func (r *Replayer) Requests() int { return len(r.templates) }
+func (r *Replayer) Requests() int { return r.seq.len() }
 
 // Endpoints returns the endpoints replayed, sorted.
 func (r *Replayer) Endpoints() []string {
 	m := map[string]bool{}
-	for _, t := range r.templates {
-		m[t.endpoint] = true
+	for _, i := range r.seq.firsts() {
+		m[r.seq.endpoint(i)] = true
 	}
 	return sortedKeys(m)
 }
@@ -329,16 +315,65 @@ func (r *Replayer) Endpoints() []string {
 // ExchangeIDs returns the recorded IDs of the exchanges replayed, after
 // filtering, in the order they are sent.
 func (r *Replayer) ExchangeIDs() []int64 {
-	ids := make([]int64, len(r.templates))
-	for i, t := range r.templates {
-		ids[i] = t.id
+	ids := make([]int64, r.seq.len())
+	for i := range ids {
+		ids[i] = r.seq.id(i)
 	}
 	return ids
+}
+
+// Replays reports whether the recorded exchange id is one of the requests
+// replayed, after filtering.
+func (r *Replayer) Replays(id int64) bool {
+	if q, ok := r.seq.(*sourceSeq); ok {
+		return q.src.Contains(id)
+	}
+	r.idsOnce.Do(func() {
+		r.ids = make(map[int64]bool, r.seq.len())
+		for i := range r.seq.len() {
+			r.ids[r.seq.id(i)] = true
+		}
+	})
+	return r.ids[id]
 }
 
 // Position returns how many requests of the sequence Run has taken so far
 // (across calls); the next one is request Position() % Requests().
 func (r *Replayer) Position() int64 { return r.cursor.Load() }
+
+// templates prepares a template for every inbound exchange of
+// cfg.Exchanges that cfg.Endpoints selects, and counts the truncated ones.
+func templates(cfg Config, u *url.URL, header http.Header) (sliceSeq, map[string]int64, error) {
+	filter, err := newEndpointFilter(cfg.Endpoints)
+	if err != nil {
+		return nil, nil, err
+	}
+	var tmpls sliceSeq
+	seen := map[string]bool{}
+	for _, e := range cfg.Exchanges {
+		if e == nil || (e.Direction != "" && e.Direction != snapshots.Inbound) {
+			continue
+		}
+		t, err := newTemplate(e, u, header)
+		if err != nil {
+			return nil, nil, err
+		}
+		seen[t.endpoint] = true
+		if !filter.match(t.endpoint) {
+			continue
+		}
+		tmpls = append(tmpls, t)
+	}
+	if len(tmpls) == 0 {
+		if len(cfg.Endpoints) > 0 && len(seen) > 0 {
+			return nil, nil, fmt.Errorf("replayer: %w: --endpoint %s matches none of %s", ErrNoRequests,
+				strings.Join(cfg.Endpoints, ", "), strings.Join(sortedKeys(seen), ", "))
+		}
+		return nil, nil, fmt.Errorf("replayer: %w", ErrNoRequests)
+	}
+	truncated, err := Truncated(cfg.Exchanges, cfg.Endpoints)
+	return tmpls, truncated, err
+}
 
 // Close closes idle connections to the target. Connections stay open
 // between calls of Run (each call a slice of a comparison), so that no slice

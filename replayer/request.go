@@ -31,10 +31,10 @@ type template struct {
 	header   http.Header
 	body     []byte
 	status   int           // recorded status
-	slot     *sampleSlot   // its answers are sampled (capture.go); nil: hashed
 	start    time.Time     // recorded start, for the as-recorded model
 	dur      time.Duration // recorded duration
 	h1       h1Template    // the request serialized, for the fast path
+	readErr  error         // it could not be read from the snapshot (Source): not sent
 }
 
 // computedHeaders are the request headers the client computes itself, so a
@@ -198,6 +198,12 @@ func (r *Replayer) send(ctx context.Context, c *conn, t *template, res *snapshot
 // sendAs is send, telling the SQL counter about the request only when
 // counting (a warm-up request's statements belong to no request).
 func (r *Replayer) sendAs(ctx context.Context, c *conn, t *template, res *snapshots.Result, counting bool) (canceled bool) {
+	if t.readErr != nil {
+		r.begin(t, res, false)
+		res.Sent, res.Done = time.Now(), time.Now()
+		res.Error = t.readErr.Error()
+		return false
+	}
 	out := r.begin(t, res, counting)
 	tap := r.tap(c, t, res.Phase)
 	var err error

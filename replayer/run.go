@@ -107,7 +107,7 @@ func (r *Replayer) limit(it int) (limit, total int64) {
 	if it <= 0 {
 		return -1, 0
 	}
-	total = int64(it) * int64(len(r.templates))
+	total = int64(it) * int64(r.seq.len())
 	return r.cursor.Load() + total, total
 }
 
@@ -151,7 +151,7 @@ func (r *Replayer) runClosed(ctx context.Context, p LoadPlan, sink ResultSink) S
 				}
 				res := &snapshots.Result{Intended: now, Phase: p.Phase}
 				c.enter()
-				canceled := r.send(ctx, cn, r.templates[g%int64(len(r.templates))], res)
+				canceled := r.send(ctx, cn, r.seq.at(int(g%int64(r.seq.len()))), res)
 				c.leave()
 				if canceled {
 					return

@@ -26,6 +26,11 @@ func shapeOf(t *template) shapeKey {
 	return k
 }
 
+// MaxShapes is the most request shapes explainPicks tells apart per
+// endpoint, so that memory stays bounded over a big snapshot of distinct
+// requests: the requests of further shapes are left out of the weights.
+const MaxShapes = 4096
+
 // explainPick is one request of the explain phase and the number of
 // requests of one pass of the request sequence it stands for.
 type explainPick struct {
@@ -43,17 +48,20 @@ type explainPick struct {
 // pass. Picks come in the order their shapes first appear in the sequence.
 func (r *Replayer) explainPicks(perEndpoint int) []explainPick {
 	type shape struct {
-		first *template
 		order int // first position in the sequence
 		count int
 	}
 	byEndpoint := map[string][]*shape{}
 	index := map[shapeKey]*shape{}
-	for i, t := range r.templates {
+	for i := range r.seq.len() {
+		t := r.seq.at(i)
 		k := shapeOf(t)
 		s := index[k]
 		if s == nil {
-			s = &shape{first: t, order: i}
+			if len(byEndpoint[t.endpoint]) >= MaxShapes {
+				continue
+			}
+			s = &shape{order: i}
 			index[k] = s
 			byEndpoint[t.endpoint] = append(byEndpoint[t.endpoint], s)
 		}
@@ -91,7 +99,7 @@ func (r *Replayer) explainPicks(perEndpoint int) []explainPick {
 	slices.SortFunc(picks, func(a, b *shape) int { return cmp.Compare(a.order, b.order) })
 	out := make([]explainPick, len(picks))
 	for i, s := range picks {
-		out[i] = explainPick{t: s.first, weight: weights[s]}
+		out[i] = explainPick{t: r.seq.at(s.order), weight: weights[s]}
 	}
 	return out
 }

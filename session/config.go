@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -34,8 +35,13 @@ const (
 type Config struct {
 	// Snapshot is the snapshot's path, as run files record it.
 	Snapshot string
-	// Inbound are the recorded inbound requests to replay; required.
+	// Inbound are the recorded inbound requests to replay; required unless
+	// Source is set.
 	Inbound []*snapshots.Exchange
+	// Source, when set, gives the requests to replay instead of Inbound,
+	// read from the snapshot as the load needs them, one Source for every
+	// side (OpenRecording makes it); it selected the Endpoints already.
+	Source *replayer.Source
 	// Endpoints, when set, replay only the matching endpoints (see
 	// replayer.Config.Endpoints).
 	Endpoints []string
@@ -159,19 +165,31 @@ type SideConfig struct {
 // check reports a config that cannot run.
 func (c *Config) check() error {
 	switch {
-	case len(c.Inbound) == 0:
+	case len(c.Inbound) == 0 && c.Source == nil:
 		return fmt.Errorf("%s holds no inbound requests to replay", c.Snapshot)
 	case c.Postgres != nil && c.Postgres.Upstream == "":
 		return errors.New("counting SQL needs the PostgreSQL server's address (Postgres.Upstream)")
 	}
 	if !c.AllowTruncated {
 		cut, err := replayer.Truncated(c.Inbound, c.Endpoints)
+		if c.Source != nil {
+			cut = c.Source.Truncated()
+		}
 		if err != nil {
 			return err
 		}
 		if cut != nil {
 			return fmt.Errorf("%s: %w", c.Snapshot, &replayer.TruncatedError{Endpoints: cut})
 		}
+	}
+	if c.Mock != nil && c.Mock.Index == nil {
+		// One index for every side's mock: the recorded calls once.
+		idx, err := mock.NewIndex(context.Background(), *c.Mock)
+		if err != nil {
+			return err
+		}
+		m := *c.Mock
+		m.Index, c.Mock = idx, &m
 	}
 	if c.Mock != nil && c.authority == nil {
 		a, err := ca.LoadOrCreate(c.CADir)

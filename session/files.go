@@ -12,6 +12,7 @@ import (
 
 	"github.com/replaykit/replay/analyzer"
 	"github.com/replaykit/replay/analyzer/respdiff"
+	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/snapshots"
 )
@@ -223,6 +224,44 @@ func Load(ctx context.Context, path string, outbound bool) (in, out []*snapshots
 	}
 	return in, out, nil
 }
+
+// MemoryLimit is the soft limit on the Go runtime's memory the replay
+// command sets (runtime/debug.SetMemoryLimit; GOMEMLIMIT may set a lower
+// one): a run reads its snapshot as it goes, so what it holds stays far
+// below it, and the limit keeps the garbage collector from letting the heap
+// grow to twice that.
+const MemoryLimit = 128 << 20
+
+// Recording is a snapshot opened to replay in bounded memory: its
+// requests (Config.Source) and what a mock reads (mock.Config.Snapshot),
+// read as needed. Close it after the session.
+type Recording struct {
+	Snapshot *snapshots.Snapshot
+	Source   *replayer.Source
+}
+
+// OpenRecording opens the snapshot at path and indexes the inbound requests
+// of the endpoints selected (all when none is given), for Config.Source; a
+// snapshot without any is an error. ctx bounds every read of the
+// recording.
+func OpenRecording(ctx context.Context, path string, endpoints []string) (*Recording, error) {
+	snap, err := snapshots.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	src, err := replayer.NewSource(ctx, snap, endpoints)
+	if err != nil {
+		snap.Close()
+		if errors.Is(err, replayer.ErrNoRequests) && len(endpoints) == 0 {
+			return nil, fmt.Errorf("%s holds no inbound requests to replay", path)
+		}
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return &Recording{Snapshot: snap, Source: src}, nil
+}
+
+// Close closes the snapshot.
+func (r *Recording) Close() error { return r.Snapshot.Close() }
 
 // NewDir creates a new directory in parent named prefix plus the time,
 // e.g. replay-compare-20261201-120000 (with -2, -3, … when taken), for a

@@ -53,6 +53,10 @@ func (r *runResponses) AddResponse(s *snapshots.ResponseSample) {
 	r.w.AddResponse(redactSample(r.red, s))
 }
 
+// AddResponseHashes hands the replayer's counts by hash to the run file as
+// they fill (replayer.HashSink).
+func (r *runResponses) AddResponseHashes(h []snapshots.ResponseHash) { r.w.AddResponseHashes(h) }
+
 // sampleRedactor is the redaction of the snapshot at path (its
 // Redaction): none for a snapshot written without one, the default one
 // when there is no snapshot to read.

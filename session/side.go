@@ -208,6 +208,7 @@ func (s *Side) open(vus int, settings map[string]string) error {
 	cfg := replayer.Config{
 		Target:      s.target,
 		Exchanges:   c.Inbound,
+		Source:      c.Source,
 		Endpoints:   c.Endpoints,
 		Header:      s.sc.Header,
 		Timeout:     c.Timeout,

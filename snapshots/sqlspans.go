@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -83,11 +84,18 @@ type SQLSpan struct {
 	Statements int64
 }
 
+// MaxSQLSpans is the most inbound exchanges SQLSpans reads: the first
+// ones by start, a sample that bounds the memory of `replay record`'s
+// summary however long the recording.
+const MaxSQLSpans = 200_000
+
 // SQLSpans returns the inbound exchanges of s as spans keyed by service and
 // endpoint (InventoryKey), with the statements attributed to each, and a
-// histogram of the statements attributed to none of them.
+// histogram of the statements attributed to none of them; of a snapshot of
+// more than MaxSQLSpans inbound exchanges, the first MaxSQLSpans by start
+// and the statements that started before the last of them ended.
 func (s *Snapshot) SQLSpans(ctx context.Context) ([]SQLSpan, SQLHistogram, error) {
-	spans, h, err := s.sqlSpans(ctx)
+	spans, h, err := s.sqlSpans(ctx, MaxSQLSpans)
 	if err != nil {
 		return nil, h, fmt.Errorf("read SQL spans of %s: %w", s.path, err)
 	}
@@ -97,16 +105,18 @@ func (s *Snapshot) SQLSpans(ctx context.Context) ([]SQLSpan, SQLHistogram, error
 // InventoryKey is the SQLSpan key of an inbound endpoint of a service.
 func InventoryKey(service, endpoint string) string { return service + " " + endpoint }
 
-func (s *Snapshot) sqlSpans(ctx context.Context) ([]SQLSpan, SQLHistogram, error) {
+func (s *Snapshot) sqlSpans(ctx context.Context, limit int) ([]SQLSpan, SQLHistogram, error) {
 	h := SQLHistogram{Bin: DefaultSQLBin}
 	rows, err := s.db.QueryContext(ctx, `SELECT e.id, e.service, e.endpoint, e.start_ns, e.duration_ns, COALESCE(n.n, 0)
 		FROM exchanges e LEFT JOIN (SELECT exchange_id, count(*) AS n FROM statements
 			WHERE exchange_id != 0 GROUP BY exchange_id) n ON n.exchange_id = e.id
-		WHERE e.direction != 'outbound' ORDER BY e.start_ns`)
+		WHERE e.direction != 'outbound' ORDER BY e.start_ns LIMIT ?`, limit+1)
 	if err != nil {
 		return nil, h, err
 	}
 	var spans []SQLSpan
+	keys := map[string]string{} // one string a key, not one a span
+	until := int64(math.MaxInt64)
 	for rows.Next() {
 		var id, start, dur, n int64
 		var service, endpoint string
@@ -114,8 +124,19 @@ func (s *Snapshot) sqlSpans(ctx context.Context) ([]SQLSpan, SQLHistogram, error
 			rows.Close()
 			return nil, h, err
 		}
-		spans = append(spans, SQLSpan{Key: InventoryKey(service, endpoint), Start: time.Unix(0, start),
-			End: time.Unix(0, start+dur), Statements: n})
+		if len(spans) == limit {
+			until = 0
+			for _, sp := range spans {
+				until = max(until, sp.End.UnixNano())
+			}
+			break
+		}
+		k, ok := keys[service+" "+endpoint]
+		if !ok {
+			k = InventoryKey(service, endpoint)
+			keys[k] = k
+		}
+		spans = append(spans, SQLSpan{Key: k, Start: time.Unix(0, start), End: time.Unix(0, start+dur), Statements: n})
 	}
 	if err := rows.Err(); err != nil {
 		rows.Close()
@@ -125,7 +146,7 @@ func (s *Snapshot) sqlSpans(ctx context.Context) ([]SQLSpan, SQLHistogram, error
 	// Statements of no inbound exchange; empty ones are a pool's pings.
 	rows, err = s.db.QueryContext(ctx, `SELECT st.start_ns FROM statements st
 		LEFT JOIN exchanges e ON e.id = st.exchange_id AND e.direction != 'outbound'
-		WHERE e.id IS NULL AND st.fingerprint != ''`)
+		WHERE e.id IS NULL AND st.fingerprint != '' AND st.start_ns <= ?`, until)
 	if err != nil {
 		return nil, h, err
 	}

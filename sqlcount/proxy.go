@@ -54,9 +54,9 @@ type Config struct {
 	UpstreamTLS *tls.Config
 	// KeepUnattributed keeps the per-millisecond histogram of statements
 	// attributed to no request (Unattributed), which a replay's estimates
-	// need. It grows with the run: an entry for every millisecond in which
-	// such a statement started, about 40 bytes each (tens of MB over an
-	// hour of concurrent traffic), so a recording, which never reads it,
+	// need: an entry for every millisecond in which such a statement
+	// started, about 40 bytes each, at most MaxUnattributedBins of them
+	// (wider intervals past that); a recording, which never reads it,
 	// leaves it off.
 	KeepUnattributed bool
 }

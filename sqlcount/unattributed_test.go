@@ -1,33 +1,27 @@
 package sqlcount
 
 import (
-	"context"
 	"testing"
-
-	"github.com/jackc/pgx/v5"
+	"time"
 )
 
-// TestUnattributedKeptOnlyWhenAsked: statements of no request go into the
-// per-millisecond histogram only with Config.KeepUnattributed (a replay's
-// estimates); a recording's proxy keeps nothing of them, so its memory does
-// not grow with its length (the 30-minute soak's live heap grew from 6 to
-// 23 MB before).
-func TestUnattributedKeptOnlyWhenAsked(t *testing.T) {
-	for _, keep := range []bool{false, true} {
-		tp, url, _ := proxied(t)
-		if keep {
-			tp.keepUnattr = true
-		}
-		conn := connect(t, url, pgx.QueryExecModeSimpleProtocol)
-		for range 20 {
-			if _, err := conn.Exec(context.Background(), "SELECT 1"); err != nil {
-				t.Fatal(err)
-			}
-		}
-		h := tp.Unattributed()
-		got := h.Total()
-		if keep && got < 20 || !keep && got != 0 {
-			t.Errorf("KeepUnattributed %v: %d unattributed statements kept, want %s", keep, got, map[bool]string{false: "0", true: "at least 20"}[keep])
-		}
+// TestUnattributedBounded: a long run's statements attributed to no request,
+// one every millisecond for 100 s, are all counted in at most 32,768
+// intervals (MaxUnattributedBins), the intervals widened to fit.
+func TestUnattributedBounded(t *testing.T) {
+	var u unattributed
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	const n = 100_000
+	for i := range n {
+		u.add(t0.Add(time.Duration(i) * time.Millisecond))
+	}
+	if len(u.h.Counts) > 1<<15 {
+		t.Errorf("%d intervals kept, want at most %d", len(u.h.Counts), 1<<15)
+	}
+	if got := u.h.Total(); got != n {
+		t.Errorf("%d statements counted, want %d", got, n)
+	}
+	if u.h.Bin < 4*time.Millisecond {
+		t.Errorf("intervals of %s, want them widened to 4 ms or more", u.h.Bin)
 	}
 }

@@ -13,4 +13,10 @@
 //	                            the replayer library, closed model, results
 //	                            discarded (or written to a run file)
 //	benchtool serve             the target alone; prints its URL
+//	benchtool bigsnap N FILE    writes a snapshot of N inbound exchanges (about
+//	                            700-byte JSON answers) and one outbound call each
+//	benchtool app               the app bigsnap's snapshot was recorded from: on
+//	                            $PORT, its calls through $HTTP_PROXY (replay's mock)
+//	benchtool rss CMD [ARG...]  runs CMD and prints its peak resident memory
+//	                            (VmHWM) and wall time
 package main

@@ -20,7 +20,8 @@ import (
 func main() {
 	args := os.Args[1:]
 	cmd := "compare"
-	if len(args) > 0 && (args[0] == "loop" || args[0] == "gen" || args[0] == "compare" || args[0] == "serve") {
+	if len(args) > 0 && (args[0] == "loop" || args[0] == "gen" || args[0] == "compare" || args[0] == "serve" ||
+		args[0] == "bigsnap" || args[0] == "app" || args[0] == "rss") {
 		cmd, args = args[0], args[1:]
 	}
 	var err error
@@ -29,6 +30,12 @@ func main() {
 		err = loop(args)
 	case "gen":
 		err = gen(args)
+	case "bigsnap":
+		err = bigsnap(args)
+	case "app":
+		err = app()
+	case "rss":
+		err = rss(args)
 	case "serve":
 		var served atomic.Int64
 		var url string

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/replaykit/replay/mock"
-	"github.com/replaykit/replay/snapshots"
 )
 
 // addCADirFlag declares --ca-dir, the same on every command that uses
@@ -80,7 +79,7 @@ func (m *mockFlags) validate(cmd string) error {
 }
 
 // config returns the mock of outbound's services; nil without --mock.
-func (m *mockFlags) config(outbound []*snapshots.Exchange) *mock.Config {
+func (m *mockFlags) config(snap mock.Recording) *mock.Config {
 	if !m.used() {
 		return nil
 	}
@@ -88,5 +87,5 @@ func (m *mockFlags) config(outbound []*snapshots.Exchange) *mock.Config {
 	if !slices.Contains(m.mocks, "all") {
 		services = m.mocks
 	}
-	return m.apply(&mock.Config{Exchanges: outbound, Services: services})
+	return m.apply(&mock.Config{Snapshot: snap, Services: services})
 }

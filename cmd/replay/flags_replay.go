@@ -16,7 +16,6 @@ import (
 	"github.com/replaykit/replay/internal/listen"
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/session"
-	"github.com/replaykit/replay/snapshots"
 )
 
 // replayFlags are the flags `replay run` and `replay compare` share: what
@@ -108,19 +107,17 @@ func (r *replayFlags) validate(cmd string, sides int) (*replaySetup, error) {
 	return su, nil
 }
 
-// config loads the snapshot and returns the session's shared config (the
+// config opens the snapshot and returns the session's shared config (the
 // dashboard's URL goes to notes); its errors are prefixed with cmd.
 func (r *replayFlags) config(ctx context.Context, cmd string, su *replaySetup, notes io.Writer) (session.Config, error) {
 	c := session.Config{Snapshot: r.snapshot, Endpoints: r.endpoints, Timeout: r.timeout, MaxInFlight: r.maxInFlight,
 		SQLTraced: r.sqlTraced, StartTimeout: r.startTimeout, AllowTruncated: r.mock.allowTruncated, Limits: r.limits,
 		Responses: session.ResponseCapture{Headers: r.rules.Headers}, Observer: r.dashboard.Observer(notes)}
-	var outbound []*snapshots.Exchange
-	var err error
-	c.Inbound, outbound, err = session.Load(ctx, r.snapshot, r.mock.used())
+	rec, err := session.OpenRecording(ctx, r.snapshot, r.endpoints)
 	if err != nil {
 		return c, fmt.Errorf("%s: %w", cmd, err)
 	}
-	c.Mock, c.CADir = r.mock.config(outbound), r.mock.caDir
+	c.Source, c.Mock, c.CADir = rec.Source, r.mock.config(rec.Snapshot), r.mock.caDir
 	if su.pgServer != "" {
 		if c.Postgres, err = r.postgres.config(su.pgServer, su.pgListen[0], r.mock.caDir); err != nil {
 			return c, fmt.Errorf("%s: sqlcount: %w", cmd, err)

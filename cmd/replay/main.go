@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/replaykit/replay/internal/buildinfo"
 	_ "github.com/replaykit/replay/internal/debugserve" // REPLAY_PPROF
+	"github.com/replaykit/replay/session"
 )
 
 // Exit codes, as DESIGN.md's CLI contract gives them.
@@ -55,6 +57,7 @@ type streams struct {
 }
 
 func main() {
+	debug.SetMemoryLimit(min(debug.SetMemoryLimit(-1), session.MemoryLimit)) // GOMEMLIMIT may lower it
 	os.Exit(run(os.Args[1:], streams{in: os.Stdin, out: os.Stdout, err: os.Stderr, outTTY: isTerminal(os.Stdout)}))
 }
 

@@ -1,0 +1,113 @@
+package snapshots
+
+import (
+	"context"
+	"iter"
+	"strings"
+	"time"
+)
+
+// IndexEntry is what a reader of a big snapshot keeps in memory of one
+// exchange: enough to choose it, not its headers and bodies.
+type IndexEntry struct {
+	ID       int64
+	Start    time.Time
+	Endpoint string
+	// Truncated says the request body was cut at recording
+	// (Exchange.RequestTruncated).
+	Truncated bool
+}
+
+// Index yields the exchanges of direction d in order of ID, without their
+// headers and bodies, so that a snapshot of any size is indexed in memory
+// of a few bytes per exchange.
+func (s *Snapshot) Index(ctx context.Context, d Direction) iter.Seq2[IndexEntry, error] {
+	q := `SELECT id, start_ns, endpoint, request_body_size > length(coalesce(request_body, x''))
+		FROM exchanges WHERE direction = ? ORDER BY id`
+	return queryRows(ctx, s, q, []any{string(d)}, func(sc scanner) (IndexEntry, error) {
+		var e IndexEntry
+		var ns int64
+		err := sc.Scan(&e.ID, &ns, &e.Endpoint, &e.Truncated)
+		e.Start = fromUnixNano(ns)
+		return e, err
+	})
+}
+
+// Requests returns the exchanges with the given IDs, in the order of ids
+// (an unknown ID is left out), with everything but the response body and
+// header: what is needed to send a request again. Bodies are read only
+// here, so a caller reading in batches holds one batch at a time.
+func (s *Snapshot) Requests(ctx context.Context, ids []int64) ([]*Exchange, error) {
+	return s.byID(ctx, ids, `SELECT id, direction, protocol, service, start_ns, duration_ns,
+	method, url, proto, request_header, request_body, request_body_size,
+	status, NULL, NULL, response_body_size, endpoint, parent_id, trace_id, error FROM exchanges WHERE id IN `)
+}
+
+// Answers returns the exchanges with the given IDs in the order of ids (an
+// unknown ID is left out) without their request header and body: what a
+// mock needs to answer again.
+func (s *Snapshot) Answers(ctx context.Context, ids []int64) ([]*Exchange, error) {
+	return s.byID(ctx, ids, `SELECT id, direction, protocol, service, start_ns, duration_ns,
+	method, url, proto, NULL, NULL, request_body_size,
+	status, response_header, response_body, response_body_size, endpoint, parent_id, trace_id, error FROM exchanges WHERE id IN `)
+}
+
+// maxIDs is the most IDs one query names (SQLite allows 32766 variables).
+const maxIDs = 4096
+
+func (s *Snapshot) byID(ctx context.Context, ids []int64, q string) ([]*Exchange, error) {
+	got := make(map[int64]*Exchange, len(ids))
+	for rest := ids; len(rest) > 0; {
+		chunk := rest[:min(len(rest), maxIDs)]
+		rest = rest[len(chunk):]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		query := q + "(?" + strings.Repeat(",?", len(chunk)-1) + ")"
+		for e, err := range queryRows(ctx, s, query, args, scanExchange) {
+			if err != nil {
+				return nil, err
+			}
+			got[e.ID] = e
+		}
+	}
+	out := make([]*Exchange, 0, len(ids))
+	for _, id := range ids {
+		if e := got[id]; e != nil {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// Calls yields the outbound exchanges in recorded order (by start, then
+// ID) without their response header and body (Exchange.ResponseBodySize
+// still says how big the body was): what a mock indexes before it reads
+// the answers it gives with Answers.
+func (s *Snapshot) Calls(ctx context.Context) iter.Seq2[*Exchange, error] {
+	q := `SELECT id, direction, protocol, service, start_ns, duration_ns,
+	method, url, proto, request_header, request_body, request_body_size,
+	status, NULL, NULL, response_body_size, endpoint, parent_id, trace_id, error
+	FROM exchanges WHERE direction = ? ORDER BY start_ns, id`
+	return queryRows(ctx, s, q, []any{string(Outbound)}, scanExchange)
+}
+
+// CallParent is an outbound exchange's service and the inbound exchange it
+// belongs to.
+type CallParent struct {
+	Service string
+	Parent  int64
+}
+
+// CallParents yields the service and parent of every outbound exchange
+// that has a parent (Exchange.ParentID), in no particular order: cheaper
+// than Calls for counting a replay's expected upstream calls.
+func (s *Snapshot) CallParents(ctx context.Context) iter.Seq2[CallParent, error] {
+	q := `SELECT service, parent_id FROM exchanges WHERE direction = ? AND parent_id != 0`
+	return queryRows(ctx, s, q, []any{string(Outbound)}, func(sc scanner) (CallParent, error) {
+		var c CallParent
+		err := sc.Scan(&c.Service, &c.Parent)
+		return c, err
+	})
+}
