@@ -27,17 +27,7 @@ func newCmdCA(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ca [--ca-dir DIR] [--format text|json|env]",
 		Short: "Show replay's CA and how to make an app trust it",
-		Long: `ca creates replay's certificate authority on first use and prints where its
-certificate is and the lines that make an app trust it.
-
-replay record --outbound and replay mock intercept the app's HTTPS calls with
-certificates signed by this CA. An app trusts them once its TLS stack trusts
-the CA: SSL_CERT_FILE and the variables below point at a bundle of the
-system's roots plus replay's CA, so the app still reaches real hosts.
-
-The CA is an ECDSA P-256 key valid for ten years, kept in DIR/ca.pem and
-DIR/ca-key.pem (readable by its owner only; a key with looser permissions
-is refused).`,
+		Long:  longHelp("ca"),
 		Example: `  replay ca
   eval "$(replay ca --format env)"     # trust it in this shell
   replay ca --ca-dir ./ca --format json`,

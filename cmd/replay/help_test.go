@@ -17,7 +17,16 @@ func TestLongHelp(t *testing.T) {
 		"demo":    {"demo runs replay's whole flow on the demo workload", "`replay demo orders`", "orders      Run the demo's orders service"},
 		"demo orders": {"DATABASE_URL     PostgreSQL URL (required)", "APP_SLOW=1       GET /orders runs one query per order", "APP_DELAY", "APP_CHANGE",
 			"APP_UPSTREAM_N1", "CATALOG_URL", "PORT, HOST"},
-		"": {"`replay demo orders`", "APP_SLOW=1", "replay demo orders --help"},
+		"":                {"`replay demo orders`", "APP_SLOW=1", "replay demo orders --help"},
+		"ca":              {"ca creates replay's certificate authority on first use", "DIR/ca-key.pem"},
+		"inspect":         {"inspect summarizes a snapshot", "while replay\nrecord is still writing it"},
+		"sqlcount":        {"sqlcount is a PostgreSQL wire-protocol proxy", "--json is given."},
+		"snapshot":        {"snapshot converts snapshots to and from portable formats", "import as inbound exchanges."},
+		"snapshot export": {"export writes every exchange and SQL statement", "may be left out when FILE ends in .jsonl, .ndjson or .har."},
+		"k8s":             {"k8s runs one replay plan as N shards on Kubernetes", "kubectl apply -f replay.yaml"},
+		"k8s manifest":    {"manifest prints, as YAML for kubectl apply", "podReplacementPolicy"},
+		"k8s collect":     {"collect reads the Job's pods", "Exit codes:"},
+		"snapshot import": {"import creates the snapshot SNAP from FILE", "--direction outbound imports a HAR"},
 	} {
 		code, stdout, _ := cliRun(t, "", append(strings.Fields(cmd), "--help")...)
 		if code != 0 || strings.Contains(stdout, "{{") {

@@ -23,16 +23,7 @@ func newCmdInspect(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "inspect SNAP [--format text|json]",
 		Short: "Show what a snapshot holds: endpoints, counts, services, statements",
-		Long: `inspect summarizes a snapshot: its exchanges per direction, service and
-endpoint, with their count, status classes (2xx/3xx/4xx/5xx/failed), recorded
-latency (average and p95, in milliseconds) and the SQL statements per request
-of inbound endpoints (exact, or estimated with a margin when requests
-overlapped and statements could not be attributed: shown "~2.25±0.1", in JSON
-sql_method "estimated" and sql_margin); then the most frequent statement fingerprints and the
-capture statistics (requests seen against requests recorded).
-
-The file is opened read-only, so a snapshot can be inspected while replay
-record is still writing it.`,
+		Long:  longHelp("inspect"),
 		Example: `  replay inspect orders.snap
   replay inspect orders.snap --format json | jq '.endpoints[] | select(.sql_per_request > 10)'`,
 		Args: func(cmd *cobra.Command, args []string) error {

@@ -125,6 +125,7 @@ func newRootCmd(s streams) *cobra.Command {
 		newCmdRun(s),
 		newCmdCompare(s),
 		newCmdReport(s),
+		newCmdK8s(s),
 		newCmdMerge(),
 		newCmdDemo(s),
 		newCmdMCP(),

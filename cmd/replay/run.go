@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/replaykit/replay/internal/runlog"
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/session"
@@ -27,6 +28,7 @@ type runOptions struct {
 	maxFailed  string
 	output     report.OutputFlags
 	check      bool // --check-responses
+	printRun   bool // --print-run
 
 	stdout, stderr io.Writer
 	outTTY         bool
@@ -62,6 +64,7 @@ func newCmdRun(s streams) *cobra.Command {
 	f.StringVar(&opts.buildLog, "build-log", "", "`FILE` for the output of --cmd (default RUN.build.log)")
 	f.StringVar(&opts.maxFailed, "max-failed", "1%", "fail the run when more than `SHARE` of its requests fail (N% or a fraction; 0: any)")
 	f.BoolVar(&opts.check, "check-responses", false, "compare the build's answers with the recorded ones (the rules: --ignore, --unordered, …); a difference fails the run")
+	f.BoolVar(&opts.printRun, "print-run", false, "end standard output with the run file, compressed and base64'd between markers (replay k8s collect reads it from the pods' logs)")
 	opts.output.AddFlags(f, "report-dir")
 	return cmd
 }
@@ -102,10 +105,15 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	for _, n := range res.Notices() {
 		fmt.Fprintf(opts.stderr, "replay: %s\n", n)
 	}
+	if opts.printRun {
+		if err := runlog.EncodeFile(opts.stdout, opts.out); err != nil {
+			return err
+		}
+	}
 	if res.Interrupted {
 		return errors.New("run interrupted; the run file holds the requests completed so far")
 	}
-	return verdict(res.Report.Passed())
+	return verdict(res.Report.Passed() || su.barrier != nil) // a shard: the merged run has the verdict
 }
 
 // sessionConfig loads the snapshot and returns the session of the run.

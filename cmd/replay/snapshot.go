@@ -18,15 +18,7 @@ func newCmdSnapshot(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "snapshot",
 		Short: "Export a snapshot to JSON Lines or HAR, or import one",
-		Long: `snapshot converts snapshots to and from portable formats:
-
-  JSON Lines  a header line {"format":"replay-jsonl","version":1,...}, then one
-              {"type":"exchange",...} or {"type":"statement",...} per line
-  HAR 1.2     what browsers' dev tools and proxies write; replay's own fields
-              ride along under "_replay", so that nothing is lost
-
-Both round trips are lossless: export then import gives the same snapshot.
-HAR files from Chrome and Firefox import as inbound exchanges.`,
+		Long:  longHelp("snapshot"),
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usagef("snapshot: unknown command %q (want export or import)", args[0])
@@ -54,9 +46,7 @@ func newCmdSnapshotExport(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export SNAP --format jsonl|har [-o FILE]",
 		Short: "Write a snapshot as JSON Lines or HAR",
-		Long: `export writes every exchange and SQL statement of SNAP as JSON Lines or HAR 1.2,
-to FILE or to standard output. FILE is written whole or not at all. The format
-may be left out when FILE ends in .jsonl, .ndjson or .har.`,
+		Long:  longHelp("snapshot-export"),
 		Example: `  replay snapshot export orders.snap --format har -o orders.har
   replay snapshot export orders.snap --format jsonl | grep '"type":"statement"'`,
 		Args: exactArgs(1),
@@ -106,19 +96,7 @@ func newCmdSnapshotImport(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import FILE --format jsonl|har --out SNAP [--endpoint RULE]... [--endpoint-by json:$.PATH]... [--direction inbound|outbound]",
 		Short: "Create a snapshot from JSON Lines or a HAR file",
-		Long: `import creates the snapshot SNAP from FILE (- reads standard input): JSON Lines
-that replay snapshot export wrote, or a HAR 1.2 file from replay, Chrome,
-Firefox or a proxy. Browser entries become inbound exchanges of the service
-named by their URL; their endpoints are computed as recording does, and the
---endpoint rules win over the computed templates (and over those a JSON
-Lines file carries). Inbound GraphQL requests get their operation
-("POST /graphql {allBooks}"), and --endpoint-by json:$.PATH names those of
-other single-URL APIs by a JSON body value ("POST /rpc {getUser}"), replacing
-the operation a file carries. --direction outbound imports a HAR of an upstream API's
-traffic as outbound exchanges, for replay mock to serve. Secrets are redacted as
-replay record does (--redact-header, --redact-query, --redact-field add names;
---no-redact keeps them). SNAP must not exist.
-The format may be left out when FILE ends in .jsonl, .ndjson or .har.`,
+		Long:  longHelp("snapshot-import"),
 		Example: `  replay snapshot import session.har --out session.snap
   replay snapshot import - --format jsonl --out copy.snap < orders.jsonl
   replay snapshot import shop.har --out shop.snap --endpoint 'GET /api/orders/{id}'

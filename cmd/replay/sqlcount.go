@@ -31,11 +31,8 @@ func newCmdSQLCount(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sqlcount --listen ADDR --upstream HOST:PORT [--json FILE]",
 		Short: "Count, time and fingerprint the SQL statements passing to a PostgreSQL server",
-		Long: `sqlcount is a PostgreSQL wire-protocol proxy: point the application at ADDR
-instead of the database at HOST:PORT. It runs until interrupted (SIGINT or
-SIGTERM), then prints the statements per fingerprint (count, total and mean
-time), most frequent first, and writes them to FILE as JSON when --json is given.`,
-		Args: exactArgs(0),
+		Long:  longHelp("sqlcount"),
+		Args:  exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.listen == "" {
 				return usagef("sqlcount: --listen ADDR is required")
