@@ -81,6 +81,20 @@ func environ(extra ...string) []string {
 	return append(env, extra...)
 }
 
+// portTaken reports whether the program exited within a second saying its
+// port is in use (it then said nothing else worth keeping).
+func portTaken(exited chan error, stderr *syncbuf.Buffer) bool {
+	select {
+	case err := <-exited:
+		if strings.Contains(stderr.String(), "address already in use") {
+			return true
+		}
+		exited <- err
+	case <-time.After(time.Second):
+	}
+	return false
+}
+
 func freePort(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -106,26 +120,36 @@ func TestProgram(t *testing.T) {
 	}
 	proxy := testnet.NewProxy(t, cat.Addr())
 
-	port := freePort(t)
-	var stderr syncbuf.Buffer
-	cmd := exec.Command(bin)
-	cmd.Env = environ(
-		"DATABASE_URL="+pgtest.Database(t),
-		"PORT="+port,
-		"APP_SLOW=1",
-		"CATALOG_URL=https://"+host,
-		"HTTPS_PROXY="+proxy.URL,
-		"SSL_CERT_FILE="+cert.WritePEM(t),
+	// The port is free when picked; another process on a busy machine may
+	// take it before the program binds it: then start again on another.
+	var (
+		port   string
+		stderr *syncbuf.Buffer
+		exited chan error
+		cmd    *exec.Cmd
 	)
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	for attempt := 1; ; attempt++ {
+		port, stderr, exited = freePort(t), new(syncbuf.Buffer), make(chan error, 1)
+		cmd = exec.Command(bin)
+		cmd.Env = environ(
+			"DATABASE_URL="+pgtest.Database(t),
+			"PORT="+port,
+			"APP_SLOW=1",
+			"CATALOG_URL=https://"+host,
+			"HTTPS_PROXY="+proxy.URL,
+			"SSL_CERT_FILE="+cert.WritePEM(t),
+		)
+		cmd.Stderr = stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		c, done := cmd, exited
+		go func() { done <- c.Wait() }()
+		t.Cleanup(func() { c.Process.Kill() })
+		if attempt == 3 || !portTaken(exited, stderr) {
+			break
+		}
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-	})
 
 	base := "http://127.0.0.1:" + port
 	deadline := time.Now().Add(60 * time.Second)
