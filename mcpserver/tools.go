@@ -80,15 +80,7 @@ func (s *Server) compare(ctx context.Context, req *mcp.CallToolRequest, in Compa
 	}
 	if len(in.Runs) > 0 && in.Out == "" {
 		// Offline and no directory: no files, as on the command line.
-		js, err := s.replay(ctx, req, in.args(formatJSON)...)
-		if err != nil {
-			return nil, nil, err
-		}
-		md, err := s.replay(ctx, req, in.args(formatMarkdown)...)
-		if err != nil {
-			return nil, nil, err
-		}
-		return result(js, string(md))
+		return s.jsonAndMarkdown(ctx, req, in.args)
 	}
 	dir, made := in.Out, false
 	if dir == "" {
@@ -120,11 +112,17 @@ func (s *Server) report(ctx context.Context, req *mcp.CallToolRequest, in Report
 	if err := checkArgs(in.Args); err != nil {
 		return nil, nil, err
 	}
-	js, err := s.replay(ctx, req, in.args(formatJSON)...)
+	return s.jsonAndMarkdown(ctx, req, in.args)
+}
+
+// jsonAndMarkdown runs replay with args twice, for the JSON contract and
+// then the Markdown Result block, writing no file.
+func (s *Server) jsonAndMarkdown(ctx context.Context, req *mcp.CallToolRequest, args func(...string) []string) (*mcp.CallToolResult, any, error) {
+	js, err := s.replay(ctx, req, args(formatJSON)...)
 	if err != nil {
 		return nil, nil, err
 	}
-	md, err := s.replay(ctx, req, in.args(formatMarkdown)...)
+	md, err := s.replay(ctx, req, args(formatMarkdown)...)
 	if err != nil {
 		return nil, nil, err
 	}
