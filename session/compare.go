@@ -111,12 +111,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (res *CompareResult, err er
 		}
 		plan.Look, looks.progress = looks.look, plan.Progress
 	}
-	settings := cfg.sharedSettings(cfg.Goals, plan.Explain)
-	comparePlanSettings(settings, plan, cfg.maxInFlight())
-	put(settings, "reset", redact.Command(cfg.Reset))
-	recordSensitivity(settings, cfg.Analysis)
-	recordRules(settings, cfg.Analysis.Responses)
-	cfg.shardSettings(settings)
+	settings := cfg.settings(plan)
 	defer cfg.closeShard()
 	var rs [2]replayer.Side
 	for i, s := range sides {
@@ -227,4 +222,15 @@ func (cfg *CompareConfig) artifacts(sides [2]*Side) []report.Artifact {
 		a = append(a, report.Artifact{Name: "reset log", Path: filepath.Join(cfg.Dir, ResetLog)})
 	}
 	return a
+}
+
+// settings are what both sides' run files record of how they were run.
+func (cfg *CompareConfig) settings(plan replayer.ComparePlan) map[string]string {
+	settings := cfg.sharedSettings(cfg.Goals, plan.Explain)
+	comparePlanSettings(settings, plan, cfg.maxInFlight())
+	put(settings, "reset", redact.Command(cfg.Reset))
+	recordSensitivity(settings, cfg.Analysis)
+	recordRules(settings, cfg.Analysis.Responses)
+	cfg.shardSettings(settings)
+	return settings
 }

@@ -98,13 +98,8 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	if cfg.Ready != nil {
 		cfg.Ready(s.target)
 	}
-	settings := cfg.sharedSettings(cfg.Goals, cfg.Plan.Explain)
-	planSettings(settings, cfg.Plan, cfg.maxInFlight())
-	settings[SettingMaxFailed] = strconv.FormatFloat(maxFailedFraction(cfg.MaxFailed), 'g', -1, 64)
-	checkSettings(settings, cfg.CheckResponses, cfg.Rules)
-	cfg.shardSettings(settings)
 	defer cfg.closeShard()
-	if err := s.open(max(cfg.Plan.VUs, maxStage(cfg.Plan)), settings); err != nil {
+	if err := s.open(max(cfg.Plan.VUs, maxStage(cfg.Plan)), cfg.settings()); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
 	// Results go to the run file and, as they come, to the summary, so the
@@ -177,4 +172,14 @@ func maxStage(p replayer.LoadPlan) int {
 		m = max(m, s.Target)
 	}
 	return m
+}
+
+// settings are what a run's file records of how it was run.
+func (cfg *RunConfig) settings() map[string]string {
+	settings := cfg.sharedSettings(cfg.Goals, cfg.Plan.Explain)
+	planSettings(settings, cfg.Plan, cfg.maxInFlight())
+	settings[SettingMaxFailed] = strconv.FormatFloat(maxFailedFraction(cfg.MaxFailed), 'g', -1, 64)
+	checkSettings(settings, cfg.CheckResponses, cfg.Rules)
+	cfg.shardSettings(settings)
+	return settings
 }
