@@ -139,7 +139,11 @@ func parseBracket(s string) (seg, int, error) {
 	}
 	n, err := strconv.Atoi(in)
 	if err != nil || n < 0 || strings.HasPrefix(in, "+") {
-		return seg{}, 0, fmt.Errorf("[%s]: want an index from 0, * or a quoted key", in)
+		b := "[" + in + "]"
+		if q := strconv.Quote(b); q[1:len(q)-1] != b {
+			b = q // a control character or other byte that would break the line
+		}
+		return seg{}, 0, fmt.Errorf("%s: want an index from 0, * or a quoted key", b)
 	}
 	return seg{kind: segIndex, index: n}, end + 1, nil
 }
