@@ -18,7 +18,8 @@ type Recording interface {
 	// responses need not be filled in.
 	Calls(ctx context.Context) iter.Seq2[*snapshots.Exchange, error]
 	// Answers returns the exchanges with the given IDs in the order of
-	// ids; their request header and body need not be filled in.
+	// ids with at least their ID, method, URL, duration, status, response
+	// header and body, the body's recorded size and error.
 	Answers(ctx context.Context, ids []int64) ([]*snapshots.Exchange, error)
 	// CallParents yields the service and parent of every outbound
 	// exchange with a parent.

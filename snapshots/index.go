@@ -3,7 +3,6 @@ package snapshots
 import (
 	"context"
 	"iter"
-	"strings"
 	"time"
 )
 
@@ -34,51 +33,25 @@ func (s *Snapshot) Index(ctx context.Context, d Direction) iter.Seq2[IndexEntry,
 }
 
 // Requests returns the exchanges with the given IDs, in the order of ids
-// (an unknown ID is left out), with everything but the response body and
-// header: what is needed to send a request again. Bodies are read only
-// here, so a caller reading in batches holds one batch at a time.
+// (an unknown ID is left out), with what is needed to send a request
+// again: ID, direction, start, duration, method, URL, request header and
+// body, status and endpoint; the other fields are left zero (a column not
+// read costs nothing: read during a load, every column counts). Bodies are
+// read only here, so a caller reading in batches holds one batch at a time.
 func (s *Snapshot) Requests(ctx context.Context, ids []int64) ([]*Exchange, error) {
-	return s.byID(ctx, ids, `SELECT id, direction, protocol, service, start_ns, duration_ns,
-	method, url, proto, request_header, request_body, request_body_size,
-	status, NULL, NULL, response_body_size, endpoint, parent_id, trace_id, error FROM exchanges WHERE id IN `)
+	return s.byID(ctx, ids, `SELECT id, direction, NULL, NULL, start_ns, duration_ns,
+	method, url, NULL, request_header, request_body, NULL,
+	status, NULL, NULL, NULL, endpoint, NULL, NULL, NULL FROM exchanges WHERE id IN `)
 }
 
 // Answers returns the exchanges with the given IDs in the order of ids (an
-// unknown ID is left out) without their request header and body: what a
-// mock needs to answer again.
+// unknown ID is left out) with what a mock needs to answer again: ID,
+// method, URL, duration, status, response header and body, the body's
+// recorded size and the error; the other fields are left zero.
 func (s *Snapshot) Answers(ctx context.Context, ids []int64) ([]*Exchange, error) {
-	return s.byID(ctx, ids, `SELECT id, direction, protocol, service, start_ns, duration_ns,
-	method, url, proto, NULL, NULL, request_body_size,
-	status, response_header, response_body, response_body_size, endpoint, parent_id, trace_id, error FROM exchanges WHERE id IN `)
-}
-
-// maxIDs is the most IDs one query names (SQLite allows 32766 variables).
-const maxIDs = 4096
-
-func (s *Snapshot) byID(ctx context.Context, ids []int64, q string) ([]*Exchange, error) {
-	got := make(map[int64]*Exchange, len(ids))
-	for rest := ids; len(rest) > 0; {
-		chunk := rest[:min(len(rest), maxIDs)]
-		rest = rest[len(chunk):]
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			args[i] = id
-		}
-		query := q + "(?" + strings.Repeat(",?", len(chunk)-1) + ")"
-		for e, err := range queryRows(ctx, s, query, args, scanExchange) {
-			if err != nil {
-				return nil, err
-			}
-			got[e.ID] = e
-		}
-	}
-	out := make([]*Exchange, 0, len(ids))
-	for _, id := range ids {
-		if e := got[id]; e != nil {
-			out = append(out, e)
-		}
-	}
-	return out, nil
+	return s.byID(ctx, ids, `SELECT id, NULL, NULL, NULL, NULL, duration_ns,
+	method, url, NULL, NULL, NULL, NULL,
+	status, response_header, response_body, response_body_size, NULL, NULL, NULL, error FROM exchanges WHERE id IN `)
 }
 
 // Calls yields the outbound exchanges in recorded order (by start, then

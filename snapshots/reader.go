@@ -22,8 +22,9 @@ type Filter struct {
 // Snapshot is an open snapshot file, read-only. Its methods are safe for
 // concurrent use.
 type Snapshot struct {
-	path string
-	db   *sql.DB
+	path    string
+	db      *sql.DB
+	readers *readers // for byID
 }
 
 // Open opens a snapshot for reading; it fails with a clear error naming the
@@ -34,7 +35,7 @@ func Open(path string) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open snapshot %s: %w", path, err)
 	}
-	return &Snapshot{path: path, db: db}, nil
+	return &Snapshot{path: path, db: db, readers: &readers{db: db}}, nil
 }
 
 // Path returns the file the snapshot was opened from.
@@ -178,7 +179,10 @@ func (s *Snapshot) Redaction() (string, error) {
 }
 
 // Close closes the file.
-func (s *Snapshot) Close() error { return s.db.Close() }
+func (s *Snapshot) Close() error {
+	s.readers.close()
+	return s.db.Close()
+}
 
 // scanner is what rows and a single row have in common.
 type scanner interface{ Scan(dest ...any) error }
