@@ -61,13 +61,26 @@ func writeTallyRows(w io.Writer, rows []TallyRow, withSQL bool) {
 func (row TallyRow) sqlFigure() string {
 	switch row.SQLMethod {
 	case "estimated":
-		return fmt.Sprintf("~%.1f ±%.1f (est.)", row.SQLPerRequest, row.SQLMargin)
+		return fmt.Sprintf("~%.1f ±%s (est.)", row.SQLPerRequest, marginText(row.SQLMargin))
 	case "unknown":
 		return fmt.Sprintf("≥%.1f (unknown)", row.SQLPerRequest)
 	case "exact":
 		return fmt.Sprintf("%.1f", row.SQLPerRequest)
 	}
 	return fmt.Sprintf("%.1f", float64(row.SQL)/float64(row.Exchanges))
+}
+
+// marginText is an estimate's margin to one decimal; one that rounds to 0
+// without being 0 is "<0.1", not the "0.0" that would claim an exact
+// figure.
+func marginText(m float64) string {
+	switch {
+	case m == 0:
+		return "0"
+	case m < 0.05:
+		return "<0.1"
+	}
+	return fmt.Sprintf("%.1f", m)
 }
 
 // WriteText writes one line saying what the capture held besides the

@@ -93,3 +93,22 @@ func TestPcapStatsText(t *testing.T) {
 		})
 	}
 }
+
+// TestSQLFigure: an estimate's margin too small for one decimal is "<0.1",
+// never "±0.0", which would read as exact.
+func TestSQLFigure(t *testing.T) {
+	for _, c := range []struct {
+		row  TallyRow
+		want string
+	}{
+		{TallyRow{SQLMethod: "estimated", SQLPerRequest: 2.2, SQLMargin: 0.31}, "~2.2 ±0.3 (est.)"},
+		{TallyRow{SQLMethod: "estimated", SQLPerRequest: 0.01, SQLMargin: 0.02}, "~0.0 ±<0.1 (est.)"},
+		{TallyRow{SQLMethod: "estimated", SQLPerRequest: 0, SQLMargin: 0}, "~0.0 ±0 (est.)"},
+		{TallyRow{SQLMethod: "unknown", SQLPerRequest: 0.5}, "≥0.5 (unknown)"},
+		{TallyRow{SQLMethod: "exact", SQLPerRequest: 2}, "2.0"},
+	} {
+		if got := c.row.sqlFigure(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.row, got, c.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/replaykit/replay/analyzer"
+	"github.com/replaykit/replay/shard"
 )
 
 // Settings keys the reports read from snapshots.RunInfo.Settings, when the
@@ -62,6 +63,19 @@ func loadText(settings map[string]string) string {
 	return strings.Join(parts, ", ")
 }
 
+// shardText says that a run was one shard of a plan ("shard 1 of 3") or
+// the merge of all its shards ("merged from shards 0-2 of 3"); "" for a
+// whole plan run by one process.
+func shardText(settings map[string]string) string {
+	if m := settings[shard.TagMerged]; m != "" {
+		return "merged from shards " + m
+	}
+	if k, n := settings[shard.TagIndex], settings[shard.TagCount]; k != "" && n != "" {
+		return "shard " + k + " of " + n
+	}
+	return ""
+}
+
 // build names what a run replayed against: its command, else its target.
 func build(s *analyzer.Summary, q quoter) string {
 	if c := s.Info.Settings[SettingCmd]; c != "" {
@@ -86,6 +100,9 @@ func runRan(s *analyzer.Summary, q quoter) string {
 	}
 	if l := loadText(s.Info.Settings); l != "" {
 		parts = append(parts, l)
+	}
+	if sh := shardText(s.Info.Settings); sh != "" {
+		parts = append(parts, sh)
 	}
 	o := s.Overall
 	parts = append(parts, fmt.Sprintf("%s requests in %s (%s req/s)", count(o.Requests), seconds(s.Duration), rate(o.TPS)))
@@ -205,6 +222,9 @@ func comparisonRan(c *analyzer.Comparison, q quoter) string {
 	parts = append(parts, "baseline "+build(b, q)+" vs candidate "+build(k, q))
 	if l := loadText(b.Info.Settings); l != "" {
 		parts = append(parts, l)
+	}
+	if sh := shardText(b.Info.Settings); sh != "" {
+		parts = append(parts, sh)
 	}
 	if c.Method == analyzer.MethodPairedSlices {
 		parts = append(parts, fmt.Sprintf("interleaved in %d slice pairs", c.SlicePairs))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"maps"
 	"regexp"
 	"strings"
 	"testing"
@@ -358,5 +359,41 @@ func BenchmarkReports(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestShardInRan: a shard's run and a merged run say so on their Ran line,
+// in every format that has one; a whole run by one process says nothing.
+func TestShardInRan(t *testing.T) {
+	for _, c := range []struct {
+		tags map[string]string
+		want string
+	}{
+		{map[string]string{"shard": "1", "shards": "3", "shard_plan": "ab12"}, "shard 1 of 3"},
+		{map[string]string{"merged_shards": "0-2 of 3", "shards": "3", "shard_plan": "ab12"}, "merged from shards 0-2 of 3"},
+		{nil, ""},
+	} {
+		run := runFixture(t)
+		cmp := comparisonFixture(t)
+		for _, s := range []*analyzer.Summary{run.Summary, cmp.Comparison.Baseline, cmp.Comparison.Candidate} {
+			maps.Copy(s.Info.Settings, c.tags)
+		}
+		for _, f := range []Format{Text, Markdown, HTML} {
+			var rb, cb bytes.Buffer
+			if err := WriteRun(&rb, f, run); err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteComparison(&cb, f, cmp); err != nil {
+				t.Fatal(err)
+			}
+			for name, out := range map[string]string{"run": rb.String(), "comparison": cb.String()} {
+				if c.want != "" && !strings.Contains(out, "; "+c.want+";") {
+					t.Errorf("%s %s: no %q in its Ran line:\n%.600s", name, f, c.want, out)
+				}
+				if c.want == "" && (strings.Contains(out, "merged from shards") || strings.Contains(out, " of 3;")) {
+					t.Errorf("%s %s: a shard named for a whole run", name, f)
+				}
+			}
+		}
 	}
 }

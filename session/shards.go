@@ -29,6 +29,9 @@ func (c *Config) shardSettings(s map[string]string) {
 	b.Plan = shard.PlanHash(s)
 	maps.Copy(s, b.Spec.Tags(b.Plan))
 	c.shard = replayer.Shard{K: b.Spec.K, N: b.Spec.N}
+	if b.Warn == nil {
+		b.Warn = c.Warn
+	}
 	if b.Addr != "" {
 		c.shard.Start = onceStart(b.Start)
 	}

@@ -105,6 +105,9 @@ type Barrier struct {
 	// Listener, when set, is shard 0's listener (tests, local shards);
 	// nil listens on Addr's port, on every interface.
 	Listener net.Listener
+	// Warn, when set, is told that shard 0 listens where the network
+	// reaches it (Addr a name: every interface).
+	Warn func(error)
 
 	mu     sync.Mutex
 	closed bool

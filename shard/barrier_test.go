@@ -171,3 +171,30 @@ func TestBarrierTurnsAwayAnotherPlan(t *testing.T) {
 		t.Fatal(o.err)
 	}
 }
+
+// TestBarrierListenHost: shard 0 listens on loopback for an address on
+// loopback or "localhost", and says so when it listens where the network
+// reaches it (a pod's DNS name: every interface).
+func TestBarrierListenHost(t *testing.T) {
+	for _, c := range []struct {
+		host, want string
+		exposed    bool
+	}{
+		{"127.0.0.1", "127.0.0.1", false}, {"::1", "::1", false}, {"localhost", "127.0.0.1", false}, {"LocalHost", "127.0.0.1", false},
+		{"replay-0.replay.default.svc.cluster.local", "", true}, {"0.0.0.0", "0.0.0.0", true}, {"10.1.2.3", "10.1.2.3", true},
+	} {
+		if got, exposed := listenHost(c.host); got != c.want || exposed != c.exposed {
+			t.Errorf("listenHost(%q) = %q, %v; want %q, %v", c.host, got, exposed, c.want, c.exposed)
+		}
+	}
+	// "localhost" listens on loopback, without a warning.
+	var warned []error
+	b := &Barrier{Spec: Spec{0, 2}, Plan: "p1", Addr: "localhost:0", Wait: 100 * time.Millisecond, Warn: func(err error) { warned = append(warned, err) }}
+	defer b.Close()
+	if _, err := b.Start(context.Background()); !errors.Is(err, ErrNeverCame) {
+		t.Errorf("shard 0 alone: %v, want %v", err, ErrNeverCame)
+	}
+	if b.ln == nil || !strings.HasPrefix(b.ln.Addr().String(), "127.0.0.1:") || len(warned) != 0 {
+		t.Errorf("listened on %v, warned %v; want 127.0.0.1, no warning", b.ln.Addr(), warned)
+	}
+}

@@ -38,13 +38,12 @@ func (b *Barrier) lead(ctx context.Context) (time.Time, error) {
 		if err != nil {
 			return time.Time{}, fmt.Errorf("barrier: %w", err)
 		}
-		// An IP address is this machine's (loopback for local shards); a
-		// name is shard 0's in DNS: listen on every interface.
-		if net.ParseIP(host) == nil {
-			host = ""
-		}
+		host, exposed := listenHost(host)
 		if ln, err = net.Listen("tcp", net.JoinHostPort(host, port)); err != nil {
 			return time.Time{}, fmt.Errorf("barrier: %w", err)
+		}
+		if exposed && b.Warn != nil {
+			b.Warn(fmt.Errorf("the shard barrier listens on %s (for %s), reachable from the network: anyone there can join the run as a shard or hold its start until --barrier-timeout", ln.Addr(), b.Addr))
 		}
 	}
 	b.mu.Lock()
@@ -58,6 +57,21 @@ func (b *Barrier) lead(ctx context.Context) (time.Time, error) {
 	l := &leader{b: b, ln: ln, events: make(chan event), done: make(chan struct{})}
 	go l.accept()
 	return l.wait(ctx)
+}
+
+// listenHost is where shard 0 listens for the barrier address's host: an
+// IP address is this machine's (loopback for local shards), "localhost"
+// loopback; another name is shard 0's in DNS (a pod's in a headless
+// Service): every interface. exposed reports the ones other machines
+// reach.
+func listenHost(host string) (_ string, exposed bool) {
+	if ip := net.ParseIP(host); ip != nil {
+		return host, !ip.IsLoopback()
+	}
+	if strings.EqualFold(host, "localhost") {
+		return "127.0.0.1", false
+	}
+	return "", true
 }
 
 // wait collects the joins until all are there, a shard is lost, or the

@@ -209,6 +209,27 @@ func (env *ordersEnv) compare(t *testing.T, name string, extra ...string) (code 
 	return code, doc, stdout.String(), errb.String(), out
 }
 
+// compareAA runs an A/A comparison as compare does. A latency regression
+// there is a false positive the verdict's intervals allow now and then on a
+// machine as loaded as CI's (every package's tests under -race at once):
+// then, and only then, it is logged and the comparison run once more, so
+// the test fails on two in a row (or on any regression from counts:
+// statements, calls, failures, answers).
+func (env *ordersEnv) compareAA(t *testing.T, name string, extra ...string) (code int, doc compareJSON, raw, stderr, out string) {
+	t.Helper()
+	code, doc, raw, stderr, out = env.compare(t, name, extra...)
+	if code != exitRegression {
+		return code, doc, raw, stderr, out
+	}
+	for _, e := range doc.Endpoints {
+		if e.Verdict == "regression" && e.Cause != "app" && e.Cause != "latency" && e.Cause != "slower-sql" {
+			return code, doc, raw, stderr, out
+		}
+	}
+	t.Logf("%s: a latency regression on A/A (a false positive of the load on this machine): once more", name)
+	return env.compare(t, name+"-again", extra...)
+}
+
 // verdicts maps each endpoint to its verdict.
 func verdicts(doc compareJSON) map[string]string {
 	m := map[string]string{}
@@ -320,7 +341,7 @@ func TestCompareEndToEnd(t *testing.T) {
 			if i == 2 {
 				args = append(args, "--sequential") // the other order of measurement
 			}
-			code, doc, _, stderr, _ := env.compare(t, fmt.Sprintf("aa-%d", i), args...)
+			code, doc, _, stderr, _ := env.compareAA(t, fmt.Sprintf("aa-%d", i), args...)
 			if code != exitOK || doc.Verdict == "regression" {
 				t.Errorf("A/A %d: exit %d, verdict %q, want no regression; stderr %s", i, code, doc.Verdict, stderr)
 			}

@@ -90,7 +90,7 @@ func TestCompareUpstreamNPlusOne(t *testing.T) {
 	})
 
 	t.Run("A/A", func(t *testing.T) {
-		code, _, raw, stderr, _ := env.compare(t, "upstream-aa", "--baseline-env", "APP_UPSTREAM_N1=1", "--candidate-env", "APP_UPSTREAM_N1=1", "--format", "text")
+		code, _, raw, stderr, _ := env.compareAA(t, "upstream-aa", "--baseline-env", "APP_UPSTREAM_N1=1", "--candidate-env", "APP_UPSTREAM_N1=1", "--format", "text")
 		if code != exitOK {
 			t.Fatalf("exit %d, want 0; stderr: %s", code, stderr)
 		}
