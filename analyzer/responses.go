@@ -93,49 +93,57 @@ type recordedLister interface {
 const manyRecorded = 256
 
 // readRecorded reads the recording's answers to the requests of sides:
-// the sampled ones, and with hashes those hashed too. With strict false,
-// an exchange it cannot read is left out (it only teaches noise).
+// the sampled ones, and with hashes those hashed too (for their hash
+// only: nothing of them is kept but it). With strict false, an exchange it
+// cannot read is left out (it only teaches noise).
 func readRecorded(ctx context.Context, src RecordedSource, sides map[string]*respdiff.Side, hashes, strict bool) (map[string]*respdiff.Side, error) {
-	want := map[int64]string{} // exchange → endpoint
+	type wanted struct {
+		endpoint string
+		sample   bool
+	}
+	want := map[int64]wanted{}
 	for name, s := range sides {
-		for id := range s.Samples {
-			want[id] = name
-		}
 		if hashes {
 			for _, h := range s.Hashes {
-				want[h.ExchangeID] = name
+				want[h.ExchangeID] = wanted{name, false}
 			}
 		}
+		for id := range s.Samples {
+			want[id] = wanted{name, true}
+		}
 	}
-	got := map[string][]*snapshots.Exchange{}
+	out := map[string]*respdiff.Side{}
+	add := func(e *snapshots.Exchange, w wanted) {
+		s := out[w.endpoint]
+		if s == nil {
+			s = &respdiff.Side{Samples: map[int64][]respdiff.Answer{}}
+			out[w.endpoint] = s
+		}
+		s.AddRecorded(e, w.sample)
+	}
 	if l, ok := src.(recordedLister); ok && len(want) > manyRecorded {
 		for e, err := range l.Exchanges(ctx, snapshots.Filter{Direction: snapshots.Inbound}) {
 			if err != nil {
 				return nil, fmt.Errorf("recorded answers: %w", err)
 			}
-			if name, ok := want[e.ID]; ok {
-				got[name] = append(got[name], e)
+			if w, ok := want[e.ID]; ok {
+				add(e, w)
 				delete(want, e.ID)
 			}
 		}
 		if len(want) > 0 && strict {
 			return nil, fmt.Errorf("recorded answers: %d replayed exchanges (e.g. %d) are not in the snapshot", len(want), slices.Min(slices.Collect(maps.Keys(want))))
 		}
-	} else {
-		for _, id := range slices.Sorted(maps.Keys(want)) {
-			e, err := src.Exchange(ctx, id)
-			if err != nil && (strict || ctx.Err() != nil) {
-				return nil, fmt.Errorf("recorded answer of exchange %d: %w", id, err)
-			}
-			if err == nil {
-				got[want[id]] = append(got[want[id]], e)
-			}
-		}
+		return out, nil
 	}
-	out := map[string]*respdiff.Side{}
-	for name, exs := range got {
-		slices.SortFunc(exs, func(a, b *snapshots.Exchange) int { return cmp.Compare(a.ID, b.ID) })
-		out[name] = respdiff.RecordedSide(exs)
+	for _, id := range slices.Sorted(maps.Keys(want)) {
+		e, err := src.Exchange(ctx, id)
+		if err != nil && (strict || ctx.Err() != nil) {
+			return nil, fmt.Errorf("recorded answer of exchange %d: %w", id, err)
+		}
+		if err == nil {
+			add(e, want[id])
+		}
 	}
 	return out, nil
 }

@@ -42,17 +42,30 @@ func (s *Side) Add(id int64, a Answer) {
 func RecordedSide(exchanges []*snapshots.Exchange) *Side {
 	s := &Side{Samples: map[int64][]Answer{}}
 	for _, e := range exchanges {
-		if s.Host == "" {
-			s.Host = e.Service
+		s.AddRecorded(e, true)
+	}
+	return s
+}
+
+// AddRecorded adds a recorded exchange to a side of them (RecordedSide),
+// in order of ID: its hash, and its answer when sample (a build's answer
+// to it was sampled). One read for its hash only is not kept: a recording
+// of any size is then read in memory of its sample.
+func (s *Side) AddRecorded(e *snapshots.Exchange, sample bool) {
+	if s.Host == "" {
+		s.Host = e.Service
+	}
+	if sample {
+		if s.Samples == nil {
+			s.Samples = map[int64][]Answer{}
 		}
 		s.Samples[e.ID] = nil // one answer per exchange, the last given
 		s.Add(e.ID, FromExchange(e))
-		if !e.ResponseTruncated() && !redacted(string(e.ResponseBody)) {
-			s.Hashes = append(s.Hashes, snapshots.ResponseHash{ExchangeID: e.ID, Endpoint: e.Endpoint, Status: e.Status,
-				Hash: fnv64(e.ResponseBody), Count: 1})
-		}
 	}
-	return s
+	if !e.ResponseTruncated() && !redacted(string(e.ResponseBody)) {
+		s.Hashes = append(s.Hashes, snapshots.ResponseHash{ExchangeID: e.ID, Endpoint: e.Endpoint, Status: e.Status,
+			Hash: fnv64(e.ResponseBody), Count: 1})
+	}
 }
 
 // Summary compares one endpoint's answers.

@@ -122,14 +122,18 @@ func TestRunBoundedMemory(t *testing.T) {
 		{"run", append([]string{"run", "--target", app.URL, "--out", filepath.Join(dir, "run.db"), "--iterations", "1",
 			"--mock", "all", "--ca-dir", filepath.Join(dir, "ca")}, common...), boundedExchanges},
 		{"compare", append([]string{"compare", "--baseline-url", app.URL, "--candidate-url", app.URL, "--out", filepath.Join(dir, "cmp"), "--duration", "4s"}, common...), 2000},
+		// Every answer checked against the recorded one: "ok" differs
+		// from each (exit 99), read for its hash.
+		{"check-responses", append([]string{"run", "--target", app.URL, "--out", filepath.Join(dir, "check.db"), "--iterations", "1",
+			"--check-responses"}, common...), boundedExchanges},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			served.Store(0)
 			stop := peakHeap()
 			code, stdout, stderr := cliRun(t, "", tc.args...)
 			peak := stop()
-			if code != 0 {
-				t.Fatalf("exit %d:\n%s\n%s", code, stdout, stderr)
+			if want := map[bool]int{false: 0, true: exitRegression}[tc.name == "check-responses"]; code != want {
+				t.Fatalf("exit %d, want %d:\n%s\n%s", code, want, stdout, stderr)
 			}
 			if n := served.Load(); n < tc.sent || (tc.name == "run" && n != tc.sent) {
 				t.Errorf("the app got %d requests with their recorded body, want %d", n, tc.sent)

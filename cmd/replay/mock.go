@@ -15,6 +15,7 @@ import (
 	"github.com/replaykit/replay/internal/ca"
 	"github.com/replaykit/replay/internal/listen"
 	"github.com/replaykit/replay/mock"
+	"github.com/replaykit/replay/snapshots"
 )
 
 type mockOptions struct {
@@ -141,13 +142,11 @@ func mockRun(ctx context.Context, opts *mockOptions) error {
 	if err != nil {
 		return err
 	}
-	exs, rules, err := mock.LoadFile(ctx, opts.snapshot)
+	snap, rules, err := openMockSnapshot(ctx, opts.snapshot)
 	if err != nil {
-		return fmt.Errorf("mock: %w", err)
+		return err
 	}
-	if len(exs) == 0 {
-		return fmt.Errorf("mock: snapshot %s has no outbound exchanges to answer from (record the app's calls with replay record --outbound)", opts.snapshot)
-	}
+	defer snap.Close()
 	caDir := opts.caDir
 	if caDir == "" {
 		if caDir, err = ca.DefaultDir(); err != nil {
@@ -168,7 +167,7 @@ func mockRun(ctx context.Context, opts *mockOptions) error {
 	}
 	logger := slog.New(slog.NewTextHandler(opts.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := mock.New(*opts.behaviour.apply(&mock.Config{
-		Exchanges:    exs,
+		Snapshot:     snap,
 		Services:     opts.mock,
 		Match:        p.match,
 		CA:           authority,
@@ -205,6 +204,34 @@ func mockRun(ctx context.Context, opts *mockOptions) error {
 	run.Stop()
 	srv.WriteSummary(opts.stdout)
 	return serveErr
+}
+
+// openMockSnapshot opens the snapshot a mock answers from, read as the
+// calls come (an index in memory, the answers read in batches, as in
+// run and compare), and its endpoint rules; it fails when the snapshot
+// has no outbound exchange.
+func openMockSnapshot(ctx context.Context, path string) (*snapshots.Snapshot, []snapshots.Rule, error) {
+	snap, err := snapshots.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mock: %w", err)
+	}
+	rules, err := snap.Rules()
+	found := false
+	if err == nil {
+		for _, rerr := range snap.Index(ctx, snapshots.Outbound) {
+			found, err = true, rerr
+			break
+		}
+	}
+	switch {
+	case err != nil:
+		snap.Close()
+		return nil, nil, fmt.Errorf("mock: %w", err)
+	case !found:
+		snap.Close()
+		return nil, nil, fmt.Errorf("mock: snapshot %s has no outbound exchanges to answer from (record the app's calls with replay record --outbound)", path)
+	}
+	return snap, rules, nil
 }
 
 // startMock listens on every address and serves.
