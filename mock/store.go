@@ -106,6 +106,9 @@ type Index struct {
 	store *store
 }
 
+// Calls returns the number of recorded calls indexed.
+func (ix *Index) Calls() int { return ix.store.calls.Len() }
+
 // NewIndex indexes the recorded exchanges of cfg (Exchanges, or read from
 // Snapshot) with its Rules and VolatileKeys.
 func NewIndex(ctx context.Context, cfg Config) (*Index, error) {

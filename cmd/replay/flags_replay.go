@@ -14,7 +14,9 @@ import (
 	"github.com/replaykit/replay/dashboard"
 	"github.com/replaykit/replay/internal/flagval"
 	"github.com/replaykit/replay/internal/listen"
+	"github.com/replaykit/replay/mock"
 	"github.com/replaykit/replay/replayer"
+	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/session"
 )
 
@@ -113,11 +115,22 @@ func (r *replayFlags) config(ctx context.Context, cmd string, su *replaySetup, n
 	c := session.Config{Snapshot: r.snapshot, Endpoints: r.endpoints, Timeout: r.timeout, MaxInFlight: r.maxInFlight,
 		SQLTraced: r.sqlTraced, StartTimeout: r.startTimeout, AllowTruncated: r.mock.allowTruncated, Limits: r.limits,
 		Responses: session.ResponseCapture{Headers: r.rules.Headers}, Observer: r.dashboard.Observer(notes)}
+	done := report.IndexingNote(notes, r.snapshot, isTerminalWriter(notes))
 	rec, err := session.OpenRecording(ctx, r.snapshot, r.endpoints)
 	if err != nil {
 		return c, fmt.Errorf("%s: %w", cmd, err)
 	}
 	c.Source, c.Mock, c.CADir = rec.Source, r.mock.config(rec.Snapshot), r.mock.caDir
+	calls := 0
+	if c.Mock != nil {
+		// The session would index the recorded calls itself; here, the
+		// terminal hears when it is done.
+		if c.Mock.Index, err = mock.NewIndex(ctx, *c.Mock); err != nil {
+			return c, fmt.Errorf("%s: %w", cmd, err)
+		}
+		calls = c.Mock.Index.Calls()
+	}
+	done(rec.Source.Len(), calls)
 	if su.pgServer != "" {
 		if c.Postgres, err = r.postgres.config(su.pgServer, su.pgListen[0], r.mock.caDir); err != nil {
 			return c, fmt.Errorf("%s: sqlcount: %w", cmd, err)
