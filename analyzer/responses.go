@@ -67,11 +67,14 @@ func ReadResponses(run RunSource) (*RunResponses, error) {
 		return nil
 	})
 	if err == nil {
+		var hs respdiff.HashSampler
 		err = src.ResponseHashes(func(h snapshots.ResponseHash) error {
-			s := side(h.Endpoint)
-			s.Hashes = append(s.Hashes, h)
+			hs.Add(side(h.Endpoint), h)
 			return nil
 		})
+		for _, s := range rr.Endpoints {
+			s.HashedOneIn = hs.OneIn()
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read responses: %w", err)

@@ -173,7 +173,7 @@ func (ix *indexer) matcher(vol volatility, rules []snapshots.Rule) *matcher {
 	}
 	for _, en := range m.entries {
 		en.req.prepare(vol)
-		en.answers = slices.Clip(en.answers)
+		en.answers = idlist.Trim(en.answers)
 		m.byService[en.req.service] = append(m.byService[en.req.service], en)
 		rk := routeKey(&en.req)
 		m.byRoute[rk] = append(m.byRoute[rk], en)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"slices"
 	"strings"
 	"sync"
 
@@ -92,7 +91,7 @@ func NewSource(ctx context.Context, snap SnapshotReader, endpoints []string) (*S
 	}
 	// Trim what append over-allocated: at 3M requests, tens of MB.
 	s.ids.Clip()
-	s.eps = slices.Clip(s.eps)
+	s.eps = idlist.Trim(s.eps)
 	s.batches = batchcache.New(s.batchCount(), SourceWindow, func(b int) ([]*snapshots.Exchange, error) {
 		return s.read(ctx, b)
 	})

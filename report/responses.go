@@ -19,10 +19,13 @@ type ResponsesDocument struct {
 	Verdict analyzer.Verdict `json:"verdict"`
 	// Compared counts the answers compared: sampled (field by field) and
 	// hashed (beyond the sample, by body hash).
-	Compared  int64 `json:"compared"`
-	Sampled   int64 `json:"sampled"`
-	Hashed    int64 `json:"hashed"`
-	Differing int64 `json:"differing"`
+	Compared int64 `json:"compared"`
+	Sampled  int64 `json:"sampled"`
+	Hashed   int64 `json:"hashed"`
+	// HashedOneIn, above 1, says the hashed answers were those to 1 in
+	// that many of the exchanges (a run too long to keep every count).
+	HashedOneIn int64 `json:"hashed_one_in,omitempty"`
+	Differing   int64 `json:"differing"`
 	// Differences group the differences by path, most answers first.
 	Differences []ResponseDifferenceDocument `json:"differences"`
 	// Ignored lists what was ignored and why (learned noise, rules).
@@ -51,7 +54,7 @@ func responsesDoc(s *respdiff.Summary) *ResponsesDocument {
 	if s == nil {
 		return nil
 	}
-	d := &ResponsesDocument{Verdict: analyzer.Unchanged, Compared: s.Compared, Sampled: s.Sampled, Hashed: s.Hashed, Differing: s.Differing,
+	d := &ResponsesDocument{Verdict: analyzer.Unchanged, Compared: s.Compared, Sampled: s.Sampled, Hashed: s.Hashed, HashedOneIn: s.HashedOneIn, Differing: s.Differing,
 		Differences: groupDocs(s.Differences), Ignored: append([]respdiff.Ignored{}, s.Ignored...)}
 	if s.Differing > 0 {
 		d.Verdict = analyzer.Regression
@@ -109,6 +112,20 @@ func ignoredLine(s *respdiff.Summary, q quoter) string {
 	return strings.Join(parts, "; ")
 }
 
+// hashSampleNote says that beyond the sample only some exchanges' answers
+// were compared by hash; "" when all were.
+func hashSampleNote(rs []endpointResponses) string {
+	var n int64
+	for _, r := range rs {
+		n = max(n, r.s.HashedOneIn)
+	}
+	if n <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("Beyond the sample, the answers to 1 in %s of the exchanges (chosen alike on both sides) were compared by hash: a run this long keeps at most %s counts.",
+		count(n), count(respdiff.MaxHashedRows))
+}
+
 // responseLabels name what a comparison of answers compared.
 type responseLabels struct {
 	title   string // heads the section
@@ -143,6 +160,9 @@ func writeResponsesText(e *errWriter, rs []endpointResponses, l responseLabels) 
 		if line := ignoredLine(r.s, backticks); line != "" {
 			e.printf("  %s: ignored %s\n", r.endpoint, line)
 		}
+	}
+	if note := hashSampleNote(rs); note != "" {
+		e.println("  " + note)
 	}
 }
 
@@ -187,6 +207,9 @@ func writeResponsesMarkdown(e *errWriter, rs []endpointResponses, l responseLabe
 		if line := ignoredLine(r.s, backticks); line != "" {
 			ignored = append(ignored, "<sub>"+r.endpoint+" ignored "+line+".</sub><br>")
 		}
+	}
+	if note := hashSampleNote(rs); note != "" {
+		ignored = append(ignored, "<sub>"+note+"</sub><br>")
 	}
 	if len(ignored) > 0 {
 		e.println("")

@@ -225,3 +225,20 @@ func TestBehaviourAA(t *testing.T) {
 		t.Errorf("A/A: passed %v, next %q", r.Passed(), next)
 	}
 }
+
+// TestHashSampleNote: a comparison that hashed the answers of 1 in N
+// exchanges says so in JSON, text and Markdown; one that hashed all, not.
+func TestHashSampleNote(t *testing.T) {
+	for _, n := range []int64{0, 1, 8} {
+		s := &respdiff.Summary{Compared: 10, Sampled: 4, Hashed: 6, HashedOneIn: n}
+		rs := []endpointResponses{{"GET /x", s}}
+		var text, md bytes.Buffer
+		writeResponsesText(&errWriter{w: &text}, rs, buildLabels)
+		writeResponsesMarkdown(&errWriter{w: &md}, rs, buildLabels)
+		doc := responsesDoc(s)
+		want := "the answers to 1 in 8 of the exchanges"
+		if got := strings.Contains(text.String(), want) && strings.Contains(md.String(), want); got != (n == 8) || (doc.HashedOneIn == 8) != (n == 8) {
+			t.Errorf("1 in %d: note in text and Markdown %v, JSON %d:\n%s\n%s", n, got, doc.HashedOneIn, text.String(), md.String())
+		}
+	}
+}

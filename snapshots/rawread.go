@@ -24,7 +24,7 @@ const maxIDs = 4096
 
 // Idle connections and prepared statements a Snapshot keeps for byID.
 const (
-	maxIdleReaders   = 4
+	maxIdleReaders   = 2
 	maxReaderStmts   = 8
 	exchangeColCount = 20
 )

@@ -18,6 +18,10 @@ type Side struct {
 	Samples map[int64][]Answer
 	// Hashes count the answers beyond the sample by body hash.
 	Hashes []snapshots.ResponseHash
+	// HashedOneIn, above 1, says Hashes hold those of 1 in that many of
+	// the exchanges answered (HashSampled), so that a run of millions
+	// of them is compared in bounded memory.
+	HashedOneIn int64
 	// Host is the host:port (or URL) the side was served from: in strings,
 	// headers and text it reads as {host}, so that links to a build's own
 	// address compare equal; "" leaves them as they are.
@@ -76,6 +80,10 @@ type Summary struct {
 	Sampled int64 `json:"sampled"`
 	// Hashed counts the answers beyond the sample compared by hash.
 	Hashed int64 `json:"hashed"`
+	// HashedOneIn, above 1, says those were the answers to 1 in that many
+	// of the exchanges replayed (a run of more than MaxHashedRows
+	// counts), chosen by exchange alike on both sides.
+	HashedOneIn int64 `json:"hashed_one_in,omitempty"`
 	// Differing counts the answers with a difference neither ignored nor
 	// accepted.
 	Differing int64 `json:"differing"`
@@ -260,6 +268,9 @@ func (c *Comparer) run(ref, other *Side, learn []learnPair, recording bool) *Sum
 	// sample too: their hashes then tell nothing more.
 	trust := n.empty() && len(t.accepted) == 0 && !c.ignoresBody() && !hostInBodies(ref, env.hostA) && !hostInBodies(other, env.hostB)
 	t.hashes(ref.Hashes, other.Hashes, trust)
+	if n := max(ref.HashedOneIn, other.HashedOneIn); n > 1 {
+		t.s.HashedOneIn = n
+	}
 	return t.summary()
 }
 

@@ -99,7 +99,8 @@ func app() error {
 }
 
 // rss runs a command and prints its peak resident memory (VmHWM of
-// /proc/PID/status, read every 20 ms until it exits) and its wall time.
+// /proc/PID/status, read every 20 ms until it exits), its wall time and
+// its CPU time (user + system, with the children it waited for).
 func rss(args []string) error {
 	if len(args) == 0 {
 		return errors.New("want COMMAND [ARG...]")
@@ -121,11 +122,13 @@ func rss(args []string) error {
 			// rusage's maxrss is the exact peak (of the process and the
 			// children it waited for); VmHWM the last one read.
 			var maxrss int64
+			var cpu time.Duration
 			if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 				maxrss = ru.Maxrss
+				cpu = time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime))
 			}
-			fmt.Fprintf(os.Stderr, "benchtool rss: VmHWM %d MB, maxrss (with waited children) %d MB, wall %.1f s\n",
-				peak/1024, maxrss/1024, time.Since(start).Seconds())
+			fmt.Fprintf(os.Stderr, "benchtool rss: VmHWM %d MB, maxrss (with waited children) %d MB, wall %.1f s, CPU (with waited children) %.1f s\n",
+				peak/1024, maxrss/1024, time.Since(start).Seconds(), cpu.Seconds())
 			return err
 		case <-tick.C:
 			if v := vmHWM(cmd.Process.Pid); v > peak {

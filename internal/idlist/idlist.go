@@ -5,7 +5,6 @@ package idlist
 
 import (
 	"math"
-	"slices"
 	"sort"
 )
 
@@ -51,8 +50,17 @@ func (l *List) Slice(i, j int) []int64 {
 	return out
 }
 
-// Clip drops the capacity appending left unused.
-func (l *List) Clip() { l.small, l.big = slices.Clip(l.small), slices.Clip(l.big) }
+// Clip frees the capacity appending left unused.
+func (l *List) Clip() { l.small, l.big = Trim(l.small), Trim(l.big) }
+
+// Trim returns s in an array of its length, freeing what append
+// over-allocated, up to as much again (slices.Clip only hides it).
+func Trim[T any](s []T) []T {
+	if cap(s) == len(s) {
+		return s
+	}
+	return append(make([]T, 0, len(s)), s...)
+}
 
 // Contains reports whether id is in the list, which must be ascending.
 func (l *List) Contains(id int64) bool {

@@ -34,3 +34,25 @@ func TestList(t *testing.T) {
 		t.Errorf("Slice(1, 3) = %v", got)
 	}
 }
+
+// TestClipFrees: Clip moves the list to an array of its length (what
+// append over-allocated is freed, not only hidden).
+func TestClipFrees(t *testing.T) {
+	var l List
+	for i := range 1000 {
+		l.Append(int64(i))
+	}
+	if cap(l.small) == l.Len() {
+		t.Skip("append allocated exactly")
+	}
+	l.Clip()
+	if cap(l.small) != 1000 || l.At(999) != 999 || l.big != nil {
+		t.Errorf("after Clip: cap %d, last %d", cap(l.small), l.At(999))
+	}
+	if s := Trim(make([]int32, 3, 10)); cap(s) != 3 || len(s) != 3 {
+		t.Errorf("Trim: len %d cap %d", len(s), cap(s))
+	}
+	if s := Trim([]int64(nil)); s != nil {
+		t.Errorf("Trim(nil) = %v", s)
+	}
+}
