@@ -178,3 +178,68 @@ func BenchmarkRunRead(b *testing.B) {
 	b.ReportMetric(float64((cputime.Self()-cpu0).Microseconds())/float64(b.N), "cpu-µs/result")
 	b.ReportMetric(float64(maxHeap)/(1<<20), "max-heap-MB")
 }
+
+// benchByID writes n inbound exchanges (benchExchange), each with an
+// outbound call, and returns the snapshot and the IDs of direction d in
+// order.
+func benchByID(b *testing.B, n int, d Direction) (*Snapshot, []int64) {
+	b.Helper()
+	path := filepath.Join(b.TempDir(), "byid.snap")
+	w, err := Create(path, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		in := benchExchange(i)
+		in.ID = w.NewID()
+		w.AddExchange(in)
+		out := benchExchange(i)
+		out.Direction, out.Service, out.ParentID = Outbound, "stock.test:443", in.ID
+		w.AddExchange(out)
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	s, err := Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	var ids []int64
+	for e, err := range s.Index(context.Background(), d) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids = append(ids, e.ID)
+	}
+	return s, ids
+}
+
+// benchmarkByID reads batches of batch IDs with read, as a replay does
+// during its load (Requests: the replayer's batches of 512; Answers: the
+// mock's of 128), and reports the CPU per exchange read.
+func benchmarkByID(b *testing.B, d Direction, batch int, read func(*Snapshot) func(context.Context, []int64) ([]*Exchange, error)) {
+	s, ids := benchByID(b, 20000, d)
+	ctx := context.Background()
+	cpu0 := cputime.Self()
+	b.ResetTimer()
+	n := 0
+	for i := 0; i < b.N; i++ {
+		lo := (i * batch) % (len(ids) - batch)
+		exs, err := read(s)(ctx, ids[lo:lo+batch])
+		if err != nil || len(exs) != batch {
+			b.Fatalf("%v: %d of %d", err, len(exs), batch)
+		}
+		n += len(exs)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64((cputime.Self()-cpu0).Nanoseconds())/float64(n)/1000, "cpu-µs/exchange")
+}
+
+func BenchmarkRequests(b *testing.B) {
+	benchmarkByID(b, Inbound, 512, func(s *Snapshot) func(context.Context, []int64) ([]*Exchange, error) { return s.Requests })
+}
+
+func BenchmarkAnswers(b *testing.B) {
+	benchmarkByID(b, Outbound, 128, func(s *Snapshot) func(context.Context, []int64) ([]*Exchange, error) { return s.Answers })
+}
