@@ -6,8 +6,10 @@
 // Each test starts a throwaway cluster with log_statement=all and takes the
 // server's own statement log as the truth: statements logged for the
 // server's database in a window, divided by the requests sent in it. It then
-// checks that `replay record` (under concurrent clients), `replay run` and
-// `replay compare` report SQL per request within 10% of that truth, that a
+// checks that `replay record` (under concurrent clients), `replay run`,
+// `replay run --shards 2 --local` (every recorded request sent once in all,
+// the shards merged) and `replay compare` report SQL per request within 10%
+// of that truth, that a
 // database-only slowdown (an index dropped on a large table) is explained as
 // the database's and names the statement, and that a miswired comparison
 // never reports 0 statements per request in silence.

@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/replaykit/replay/internal/schematest"
+	"github.com/replaykit/replay/snapshots"
 )
 
 // Load per phase: enough requests that a connection's set-up statements
@@ -52,6 +54,9 @@ func testServer(t *testing.T, mk func(*testing.T) server) {
 	phase = time.Now()
 	t.Run("run", func(t *testing.T) { runPhase(t, c, s, base, snap, truth, dir) })
 	t.Logf("%s: run phase %s", s.name, time.Since(phase).Round(time.Millisecond))
+	phase = time.Now()
+	t.Run("shards", func(t *testing.T) { shardPhase(t, c, s, base, snap, truth, dir) })
+	t.Logf("%s: shards phase %s", s.name, time.Since(phase).Round(time.Millisecond))
 	candDB := cand
 	if s.slow == "" {
 		candDB = base
@@ -198,6 +203,54 @@ func runPhase(t *testing.T, c *cluster, s server, db, snap string, truth map[str
 	// The counter sees every statement the server runs, start-up included.
 	check(t, fmt.Sprintf("%s run statements in the phase", s.name), float64(doc.Run.Statements), float64(logged))
 	t.Logf("     %s run: %d requests sent, %d statements logged (%.3f per request)", s.name, sent, logged, float64(logged)/float64(max(sent, 1)))
+}
+
+// shardPhase replays the snapshot once (--iterations 1) as 2 local
+// shards, each with its own server, merged: every recorded request is
+// sent once in all, and the merged statements and SQL per request match
+// the server's log.
+func shardPhase(t *testing.T, c *cluster, s server, db, snap string, truth map[string]float64, dir string) {
+	recorded := map[string]int64{}
+	sn, err := snapshots.Open(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for e, err := range sn.Index(context.Background(), snapshots.Inbound) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		recorded[e.Endpoint]++
+	}
+	sn.Close()
+	from := c.offset(t)
+	out, stderr := replay(t, "run", "--snapshot", snap, "--cmd", s.command,
+		"--env", "DATABASE_URL="+c.URL(db), "--postgres", c.Addr(),
+		"--vus", fmt.Sprint(clients), "--iterations", "1", "--shards", "2", "--local",
+		"--out", filepath.Join(dir, s.name+".shards.run"), "--format", "json")
+	logged := c.count(t, from, db)
+	var doc runJSON
+	schematest.Check(t, "run", out)
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("replay run --shards 2 --local --format json: %v\n%s\n%s", err, out, tail(stderr))
+	}
+	sent := map[string]int64{}
+	for _, e := range doc.Endpoints {
+		sent[e.Endpoint] = e.Requests
+		t.Logf("     %s shards %s: %d requests + %d explain (recorded %d)", s.name, e.Endpoint, e.Requests, e.ExplainRequests, recorded[e.Endpoint])
+	}
+	for ep, n := range recorded {
+		if sent[ep] != n {
+			t.Errorf("shards: %s sent %d times in all, recorded %d", ep, sent[ep], n)
+		}
+	}
+	for _, ep := range s.endpoints {
+		for _, e := range doc.Endpoints {
+			if e.Endpoint == ep.name {
+				check(t, fmt.Sprintf("%s shards %s sql/req (%s)", s.name, ep.name, e.SQLSource), e.SQLPerRequest, truth[ep.name])
+			}
+		}
+	}
+	check(t, fmt.Sprintf("%s shards statements in the phase", s.name), float64(doc.Run.Statements), float64(logged))
 }
 
 // compareJSON is the part of `replay compare --format json` the tests read.
