@@ -286,7 +286,11 @@ func parseHeaderFast(s string) (http.Header, bool) {
 	if strings.IndexByte(s, '\\') >= 0 || len(s) < 2 || s[0] != '{' {
 		return nil, false
 	}
-	h := http.Header{}
+	// Keys are the strings followed by ":[" (a value's closing quote is
+	// followed by "," or "]"); the values share one array.
+	keys := strings.Count(s, `":[`)
+	h := make(http.Header, keys)
+	all := make([]string, 0, max(strings.Count(s, `"`)/2-keys, 0))
 	i := 1
 	str := func() (string, bool) {
 		if i >= len(s) || s[i] != '"' {
@@ -309,13 +313,13 @@ func parseHeaderFast(s string) (http.Header, bool) {
 			return nil, false
 		}
 		i += 2
-		vs := make([]string, 0, 1)
+		first := len(all)
 		for i < len(s) && s[i] != ']' {
 			v, ok := str()
 			if !ok || i >= len(s) {
 				return nil, false
 			}
-			vs = append(vs, v)
+			all = append(all, v)
 			switch {
 			case s[i] == ',' && i+1 < len(s) && s[i+1] == '"':
 				i++
@@ -326,7 +330,7 @@ func parseHeaderFast(s string) (http.Header, bool) {
 		if i+1 >= len(s) {
 			return nil, false
 		}
-		h[k] = vs
+		h[k] = all[first:len(all):len(all)] // full: an append to one copies it
 		i++ // ']'
 		switch s[i] {
 		case ',':
