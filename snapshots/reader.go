@@ -331,7 +331,7 @@ func parseHeaderFast(s string) (http.Header, bool) {
 			return nil, false
 		}
 		h[k] = all[first:len(all):len(all)] // full: an append to one copies it
-		i++ // ']'
+		i++                                 // ']'
 		switch s[i] {
 		case ',':
 			i++
