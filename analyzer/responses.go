@@ -119,7 +119,7 @@ func readRecorded(ctx context.Context, src RecordedSource, sides map[string]*res
 	add := func(e *snapshots.Exchange, w wanted) {
 		s := out[w.endpoint]
 		if s == nil {
-			s = &respdiff.Side{Samples: map[int64][]respdiff.Answer{}}
+			s = &respdiff.Side{}
 			out[w.endpoint] = s
 		}
 		s.AddRecorded(e, w.sample)

@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// BigSnapshot is the size from which a terminal is told that the snapshot
+// bigSnapshot is the size from which a terminal is told that the snapshot
 // is being indexed: about 3 s of indexing here.
-const BigSnapshot = 256 << 20
+const bigSnapshot = 256 << 20
 
 // IndexingNote tells a terminal (notes, when terminal) that a big
 // snapshot is being indexed before the load, and done how many requests
@@ -17,7 +17,7 @@ const BigSnapshot = 256 << 20
 // nothing for a small one or another writer.
 func IndexingNote(notes io.Writer, path string, terminal bool) (done func(requests, calls int)) {
 	fi, err := os.Stat(path)
-	if err != nil || fi.Size() < BigSnapshot || !terminal {
+	if err != nil || fi.Size() < bigSnapshot || !terminal {
 		return func(int, int) {}
 	}
 	start := time.Now()

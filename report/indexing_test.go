@@ -14,7 +14,7 @@ import (
 func TestIndexingNote(t *testing.T) {
 	dir := t.TempDir()
 	big, small := filepath.Join(dir, "big.snap"), filepath.Join(dir, "small.snap")
-	for path, size := range map[string]int64{big: BigSnapshot + 1e6, small: 1 << 20} {
+	for path, size := range map[string]int64{big: bigSnapshot + 1e6, small: 1 << 20} {
 		f, err := os.Create(path)
 		if err != nil {
 			t.Fatal(err)
