@@ -2,12 +2,14 @@ package mock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"strings"
 
 	"github.com/replaykit/replay/internal/batchcache"
 	"github.com/replaykit/replay/internal/idlist"
+	"github.com/replaykit/replay/internal/spool"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -42,6 +44,8 @@ type store struct {
 	mem     map[int64]*snapshots.Exchange
 	rec     Recording
 	batches *batchcache.Cache[[]*snapshots.Exchange]
+	spool   *spool.File // set by Index.Spool before the load
+	answers func(b int) ([]*snapshots.Exchange, error)
 }
 
 func newStore(cfg Config, calls *idlist.List) *store {
@@ -57,13 +61,19 @@ func newStore(cfg Config, calls *idlist.List) *store {
 	}
 	calls.Clip()
 	n := (calls.Len() + ResponseBatch - 1) / ResponseBatch
-	st.batches = batchcache.New(n, ResponseWindow, func(b int) ([]*snapshots.Exchange, error) {
+	st.answers = func(b int) ([]*snapshots.Exchange, error) {
 		ids := calls.Slice(b*ResponseBatch, min((b+1)*ResponseBatch, calls.Len()))
 		exs, err := cfg.Snapshot.Answers(context.Background(), ids)
 		if err == nil && len(exs) != len(ids) {
 			err = fmt.Errorf("%d of the recorded exchanges %d to %d are missing", len(ids)-len(exs), ids[0], ids[len(ids)-1])
 		}
 		return exs, err
+	}
+	st.batches = batchcache.New(n, ResponseWindow, func(b int) ([]*snapshots.Exchange, error) {
+		if st.spool != nil {
+			return st.spool.Batch(b)
+		}
+		return st.answers(b)
 	})
 	return st
 }
@@ -104,6 +114,47 @@ func exchanges(ctx context.Context, cfg Config) iter.Seq2[*snapshots.Exchange, e
 type Index struct {
 	m     *matcher
 	store *store
+}
+
+// Spool copies the recorded answers to a spool in dir (the temporary
+// directory when empty), so that the mocks read them from there; call it
+// before the load. It fails with spool.ErrNoSpool when the disk has no room
+// for them or the spool cannot be written, and the answers are then read
+// from the snapshot as needed.
+// Nothing is spooled for an Index of Config.Exchanges (in memory).
+func (ix *Index) Spool(ctx context.Context, dir string) error {
+	st := ix.store
+	if st.answers == nil || st.calls.Len() == 0 {
+		return nil
+	}
+	f, err := spool.Build(ctx, dir, (st.calls.Len()+ResponseBatch-1)/ResponseBatch, func(b int) ([]*snapshots.Exchange, error) {
+		exs, err := st.answers(b)
+		if err != nil && !errors.Is(err, spool.ErrNoSpool) {
+			err = fmt.Errorf("mock: %w", err)
+		}
+		return exs, err
+	})
+	if err != nil {
+		return err
+	}
+	st.spool = f
+	return nil
+}
+
+// SpoolSize returns the size of the spool in bytes; 0 without one.
+func (ix *Index) SpoolSize() int64 {
+	if ix.store.spool == nil {
+		return 0
+	}
+	return ix.store.spool.Size()
+}
+
+// Close frees the spool, if any.
+func (ix *Index) Close() error {
+	if ix.store.spool == nil {
+		return nil
+	}
+	return ix.store.spool.Close()
 }
 
 // Calls returns the number of recorded calls indexed.

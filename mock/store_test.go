@@ -17,6 +17,14 @@ import (
 // than answers), each Server counting its own; RecordedCalls counts the
 // calls of the inbound exchanges asked for.
 func TestServerFromSnapshot(t *testing.T) {
+	t.Run("snapshot", func(t *testing.T) { testServerFromSnapshot(t, false) })
+	t.Run("spool", func(t *testing.T) { testServerFromSnapshot(t, true) })
+}
+
+// testServerFromSnapshot is TestServerFromSnapshot, the answers copied to
+// a spool first when spooled: the snapshot is closed then, so that an
+// answer read from it would be a 502.
+func testServerFromSnapshot(t *testing.T, spooled bool) {
 	path := filepath.Join(t.TempDir(), "m.snap")
 	w, err := snapshots.Create(path, snapshots.Options{})
 	if err != nil {
@@ -48,6 +56,16 @@ func TestServerFromSnapshot(t *testing.T) {
 	if len(idx.m.entries) != keys || idx.store.calls.Len() != n {
 		t.Fatalf("index of %d requests and %d calls, want %d and %d", len(idx.m.entries), idx.store.calls.Len(), keys, n)
 	}
+	if spooled {
+		if err := idx.Spool(context.Background(), t.TempDir()); err != nil {
+			t.Fatal(err)
+		}
+		defer idx.Close()
+		if idx.SpoolSize() == 0 {
+			t.Fatal("empty spool")
+		}
+		snap.Close()
+	}
 	for side := range 2 {
 		s := newServer(t, Config{Snapshot: snap, Index: idx})
 		c := proxyClient(t, startMock(t, s), nil)
@@ -56,6 +74,9 @@ func TestServerFromSnapshot(t *testing.T) {
 			if want := fmt.Sprintf("answer %d to %d", i/keys, i%keys); resp.StatusCode != http.StatusOK || string(body) != want {
 				t.Fatalf("side %d, call %d: %d %q, want %q", side, i, resp.StatusCode, body, want)
 			}
+		}
+		if spooled {
+			continue // RecordedCalls reads the snapshot, closed
 		}
 		calls, err := s.RecordedCalls(context.Background(), func(id int64) bool { return id <= 2*n/2 })
 		if err != nil || calls != n/2 {

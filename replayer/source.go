@@ -9,6 +9,7 @@ import (
 
 	"github.com/replaykit/replay/internal/batchcache"
 	"github.com/replaykit/replay/internal/idlist"
+	"github.com/replaykit/replay/internal/spool"
 
 	"github.com/replaykit/replay/snapshots"
 )
@@ -45,6 +46,7 @@ type Source struct {
 	first      []int // by endpoint: its first position
 	truncated  map[string]int64
 	batches    *batchcache.Cache[[]*snapshots.Exchange]
+	spool      *spool.File // set by Spool before the load
 }
 
 // NewSource indexes the inbound requests of snap that a Replayer selecting
@@ -93,9 +95,42 @@ func NewSource(ctx context.Context, snap SnapshotReader, endpoints []string) (*S
 	s.ids.Clip()
 	s.eps = idlist.Trim(s.eps)
 	s.batches = batchcache.New(s.batchCount(), SourceWindow, func(b int) ([]*snapshots.Exchange, error) {
+		if s.spool != nil {
+			return s.spool.Batch(b)
+		}
 		return s.read(ctx, b)
 	})
 	return s, nil
+}
+
+// Spool copies the requests to a spool in dir (the temporary directory
+// when empty), so that the load reads them from there; call it before the
+// load. It fails with spool.ErrNoSpool when the disk has no room for them
+// or the spool cannot be written, and the requests are then read from the
+// snapshot as the load goes.
+func (s *Source) Spool(ctx context.Context, dir string) error {
+	f, err := spool.Build(ctx, dir, s.batchCount(), func(b int) ([]*snapshots.Exchange, error) { return s.read(ctx, b) })
+	if err != nil {
+		return err // read's errors name the replayer, the spool's the spool
+	}
+	s.spool = f
+	return nil
+}
+
+// SpoolSize returns the size of the spool in bytes; 0 without one.
+func (s *Source) SpoolSize() int64 {
+	if s.spool == nil {
+		return 0
+	}
+	return s.spool.Size()
+}
+
+// Close frees the spool, if any.
+func (s *Source) Close() error {
+	if s.spool == nil {
+		return nil
+	}
+	return s.spool.Close()
 }
 
 // Len returns the number of requests in one pass.

@@ -61,6 +61,14 @@ func writeSourceSnapshot(t *testing.T, n int) *snapshots.Snapshot {
 // batches and holding no more than SourceWindow of them; the truncated
 // requests are counted per endpoint, and refused without AllowTruncated.
 func TestSourceReplaysEverySnapshotRequest(t *testing.T) {
+	t.Run("snapshot", func(t *testing.T) { testSourceReplays(t, false) })
+	t.Run("spool", func(t *testing.T) { testSourceReplays(t, true) })
+}
+
+// testSourceReplays is TestSourceReplaysEverySnapshotRequest, the requests
+// copied to a spool first when spooled: the snapshot is closed then, so
+// that a request read from it would fail.
+func testSourceReplays(t *testing.T, spooled bool) {
 	const n = 3*SourceBatch + 100
 	snap := writeSourceSnapshot(t, n)
 	ctx := context.Background()
@@ -81,6 +89,16 @@ func TestSourceReplaysEverySnapshotRequest(t *testing.T) {
 	if src.Len() != n {
 		t.Fatalf("source of %d requests, want %d", src.Len(), n)
 	}
+	if spooled {
+		if err := src.Spool(ctx, t.TempDir()); err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		snap.Close()
+		if size := src.SpoolSize(); size < n*int64(len("POST http://app/a/0 body-0")) {
+			t.Errorf("spool of %d bytes for %d requests", size, n)
+		}
+	}
 	if cut := src.Truncated(); len(cut) != 1 || cut["POST /b/{id}"] != int64((n+18)/20) {
 		t.Errorf("truncated %v, want POST /b/{id}: %d", cut, (n+18)/20)
 	}
@@ -92,6 +110,11 @@ func TestSourceReplaysEverySnapshotRequest(t *testing.T) {
 	var s sink
 	if _, err := r.Run(ctx, LoadPlan{VUs: 4, Iterations: 1}, &s); err != nil {
 		t.Fatal(err)
+	}
+	for _, res := range s.all() {
+		if res.Error != "" {
+			t.Fatalf("exchange %d: %s", res.ExchangeID, res.Error)
+		}
 	}
 	if len(s.all()) != n || len(got) != n {
 		t.Fatalf("%d results, %d distinct requests received; want %d", len(s.all()), len(got), n)

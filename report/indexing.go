@@ -13,21 +13,26 @@ const bigSnapshot = 256 << 20
 
 // IndexingNote tells a terminal (notes, when terminal) that a big
 // snapshot is being indexed before the load, and done how many requests
-// (and recorded calls, for a mock) it holds and how long that took;
-// nothing for a small one or another writer.
-func IndexingNote(notes io.Writer, path string, terminal bool) (done func(requests, calls int)) {
+// (and recorded calls, for a mock) it holds, the size of their spool and
+// how long that took; nothing for a small one or another writer.
+func IndexingNote(notes io.Writer, path string, terminal bool) (done func(requests, calls int, spooled int64)) {
 	fi, err := os.Stat(path)
 	if err != nil || fi.Size() < bigSnapshot || !terminal {
-		return func(int, int) {}
+		return func(int, int, int64) {}
 	}
 	start := time.Now()
 	fmt.Fprintf(notes, "replay: indexing %s (%s) before the load…\n", path, byteSize(fi.Size()))
-	return func(requests, calls int) {
+	return func(requests, calls int, spooled int64) {
 		what := count(int64(requests)) + " requests"
 		if calls > 0 {
 			what += " and " + count(int64(calls)) + " recorded calls"
 		}
-		fmt.Fprintf(notes, "replay: %s indexed in %s\n", what, time.Since(start).Round(100*time.Millisecond))
+		if spooled > 0 {
+			what += " indexed and spooled (" + byteSize(spooled) + ")"
+		} else {
+			what += " indexed"
+		}
+		fmt.Fprintf(notes, "replay: %s in %s\n", what, time.Since(start).Round(100*time.Millisecond))
 	}
 }
 

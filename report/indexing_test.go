@@ -25,17 +25,23 @@ func TestIndexingNote(t *testing.T) {
 		f.Close()
 	}
 	var b bytes.Buffer
-	IndexingNote(&b, big, true)(3000000, 2999999)
+	IndexingNote(&b, big, true)(3000000, 2999999, 0)
 	want := regexp.MustCompile(`^replay: indexing .*big\.snap \(269 MB\) before the load…\nreplay: 3,000,000 requests and 2,999,999 recorded calls indexed in [0-9.]+m?s\n$`)
 	if !want.MatchString(b.String()) {
 		t.Errorf("big snapshot on a terminal:\n%s", b.String())
+	}
+	b.Reset()
+	IndexingNote(&b, big, true)(300000, 0, 95e6)
+	want = regexp.MustCompile(`\nreplay: 300,000 requests indexed and spooled \(95 MB\) in [0-9.]+m?s\n$`)
+	if !want.MatchString(b.String()) {
+		t.Errorf("big snapshot spooled, on a terminal:\n%s", b.String())
 	}
 	for _, c := range []struct {
 		path     string
 		terminal bool
 	}{{small, true}, {big, false}, {filepath.Join(dir, "missing.snap"), true}} {
 		b.Reset()
-		IndexingNote(&b, c.path, c.terminal)(10, 0)
+		IndexingNote(&b, c.path, c.terminal)(10, 0, 1000)
 		if b.Len() != 0 {
 			t.Errorf("%s (terminal %v): %q, want nothing", c.path, c.terminal, b.String())
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/replaykit/replay/analyzer"
 	"github.com/replaykit/replay/analyzer/respdiff"
+	"github.com/replaykit/replay/internal/spool"
+	"github.com/replaykit/replay/mock"
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/report"
 	"github.com/replaykit/replay/snapshots"
@@ -238,6 +241,7 @@ const MemoryLimit = 128 << 20
 type Recording struct {
 	Snapshot *snapshots.Snapshot
 	Source   *replayer.Source
+	spooled  []io.Closer
 }
 
 // OpenRecording opens the snapshot at path and indexes the inbound requests
@@ -260,8 +264,45 @@ func OpenRecording(ctx context.Context, path string, endpoints []string) (*Recor
 	return &Recording{Snapshot: snap, Source: src}, nil
 }
 
+// Spool copies the requests, and the recorded answers of m when not nil
+// (its Index built), to spools in the temporary directory (TMPDIR), so
+// that the load reads them from there rather than through SQLite, and
+// returns their size. Without room there, notes hear why and the rest is
+// read from the snapshot during the load. FreeSpools frees them.
+func (r *Recording) Spool(ctx context.Context, m *mock.Config, notes io.Writer) (int64, error) {
+	err := r.Source.Spool(ctx, "")
+	if err == nil {
+		r.spooled = append(r.spooled, r.Source)
+		if m != nil && m.Index != nil {
+			if err = m.Index.Spool(ctx, ""); err == nil {
+				r.spooled = append(r.spooled, m.Index)
+			}
+		}
+	}
+	if errors.Is(err, spool.ErrNoSpool) {
+		fmt.Fprintf(notes, "replay: warning: %v: requests and answers not spooled are read from the snapshot during the load, with less CPU left for it\n", err)
+		err = nil
+	}
+	n := r.Source.SpoolSize()
+	if m != nil && m.Index != nil {
+		n += m.Index.SpoolSize()
+	}
+	return n, err
+}
+
+// FreeSpools frees the spools of Spool.
+func (r *Recording) FreeSpools() {
+	for _, c := range r.spooled {
+		c.Close()
+	}
+	r.spooled = nil
+}
+
 // Close closes the snapshot.
-func (r *Recording) Close() error { return r.Snapshot.Close() }
+func (r *Recording) Close() error {
+	r.FreeSpools()
+	return r.Snapshot.Close()
+}
 
 // NewDir creates a new directory in parent named prefix plus the time,
 // e.g. replay-compare-20261201-120000 (with -2, -3, … when taken), for a

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -113,21 +114,29 @@ func TestRunBoundedMemory(t *testing.T) {
 	defer app.Close()
 	common := []string{"--snapshot", snap, "--vus", "8"}
 	for _, tc := range []struct {
-		name string
-		args []string
-		sent int64 // at least
+		name   string
+		args   []string
+		sent   int64  // at least
+		tmpdir string // TMPDIR, where the spools go
 	}{
 		// With a mock: the app makes none of the recorded calls (a wiring
 		// warning), but the mock indexes them all.
 		{"run", append([]string{"run", "--target", app.URL, "--out", filepath.Join(dir, "run.db"), "--iterations", "1",
-			"--mock", "all", "--ca-dir", filepath.Join(dir, "ca")}, common...), boundedExchanges},
-		{"compare", append([]string{"compare", "--baseline-url", app.URL, "--candidate-url", app.URL, "--out", filepath.Join(dir, "cmp"), "--duration", "4s"}, common...), 2000},
+			"--mock", "all", "--ca-dir", filepath.Join(dir, "ca")}, common...), boundedExchanges, ""},
+		{"compare", append([]string{"compare", "--baseline-url", app.URL, "--candidate-url", app.URL, "--out", filepath.Join(dir, "cmp"), "--duration", "4s"}, common...), 2000, ""},
 		// Every answer checked against the recorded one: "ok" differs
 		// from each (exit 99), read for its hash.
 		{"check-responses", append([]string{"run", "--target", app.URL, "--out", filepath.Join(dir, "check.db"), "--iterations", "1",
-			"--check-responses"}, common...), boundedExchanges},
+			"--check-responses"}, common...), boundedExchanges, ""},
+		// No spool can be made: every request and answer is read from the
+		// snapshot during the load, and stderr says so.
+		{"no-spool", append([]string{"run", "--target", app.URL, "--out", filepath.Join(dir, "nospool.db"), "--iterations", "1",
+			"--mock", "all", "--ca-dir", filepath.Join(dir, "ca")}, common...), boundedExchanges, filepath.Join(dir, "missing")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.tmpdir != "" {
+				t.Setenv("TMPDIR", tc.tmpdir)
+			}
 			served.Store(0)
 			stop := peakHeap()
 			code, stdout, stderr := cliRun(t, "", tc.args...)
@@ -137,6 +146,9 @@ func TestRunBoundedMemory(t *testing.T) {
 			}
 			if n := served.Load(); n < tc.sent || (tc.name == "run" && n != tc.sent) {
 				t.Errorf("the app got %d requests with their recorded body, want %d", n, tc.sent)
+			}
+			if warned := strings.Contains(stderr, "replay: warning: no spool: "); warned != (tc.tmpdir != "") {
+				t.Errorf("spool warning %v, want %v: %s", warned, tc.tmpdir != "", stderr)
 			}
 			t.Logf("heap grew by %d MiB at most", peak>>20)
 			if peak > boundedHeap {

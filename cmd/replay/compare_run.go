@@ -14,6 +14,7 @@ import (
 // compareLive runs a live comparison: one session with two sides.
 func compareLive(ctx context.Context, opts *compareOptions, su *compareSetup, s streams) (*report.ComparisonReport, error) {
 	cfg, err := opts.sessionConfig(ctx, su, s.err)
+	defer opts.replayFlags.close()
 	if err != nil {
 		return nil, err
 	}

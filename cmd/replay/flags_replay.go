@@ -23,6 +23,7 @@ import (
 // replayFlags are the flags `replay run` and `replay compare` share: what
 // is replayed, the mocks, the SQL counters, the limits and the goals.
 type replayFlags struct {
+	rec          *session.Recording // its spools freed by close
 	snapshot     string
 	endpoints    []string
 	headers      []string
@@ -130,13 +131,25 @@ func (r *replayFlags) config(ctx context.Context, cmd string, su *replaySetup, n
 		}
 		calls = c.Mock.Index.Calls()
 	}
-	done(rec.Source.Len(), calls)
+	r.rec = rec
+	spooled, err := rec.Spool(ctx, c.Mock, notes)
+	if err != nil {
+		return c, fmt.Errorf("%s: %w", cmd, err)
+	}
+	done(rec.Source.Len(), calls, spooled)
 	if su.pgServer != "" {
 		if c.Postgres, err = r.postgres.config(su.pgServer, su.pgListen[0], r.mock.caDir); err != nil {
 			return c, fmt.Errorf("%s: sqlcount: %w", cmd, err)
 		}
 	}
 	return c, nil
+}
+
+// close frees the spools.
+func (r *replayFlags) close() {
+	if r.rec != nil {
+		r.rec.FreeSpools()
+	}
 }
 
 // settings are what the run files record of the flags beyond what the

@@ -82,6 +82,7 @@ func runRun(ctx context.Context, opts *runOptions) error {
 		notes = opts.stderr
 	}
 	cfg, err := opts.sessionConfig(ctx, su, notes)
+	defer opts.replayFlags.close()
 	if err != nil {
 		return err
 	}
