@@ -25,8 +25,8 @@ const (
 	Container = "replay"
 	// BarrierPort is the port shard 0 listens on for the barrier.
 	BarrierPort = 7077
-	// RunPath is where a shard writes its run file: an emptyDir, so a
-	// read-only root filesystem does no harm.
+	// RunPath is where a shard writes its run file: an emptyDir (also its
+	// TMPDIR, for the spool), so a read-only root filesystem does no harm.
 	RunPath = "/var/run/replay/run.db"
 	runDir  = "/var/run/replay"
 	// LabelJobName is the label the Job controller puts on a Job's pods
@@ -199,7 +199,10 @@ func (m *Manifest) podSpec() corev1.PodSpec {
 			// termination message, which collect shows.
 			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 			Resources:                m.resources(),
-			VolumeMounts:             []corev1.VolumeMount{{Name: "run", MountPath: runDir}},
+			// The spool of the requests and answers goes to TMPDIR: the
+			// emptyDir too, writable whatever the image's root filesystem.
+			Env:          []corev1.EnvVar{{Name: "TMPDIR", Value: runDir}},
+			VolumeMounts: []corev1.VolumeMount{{Name: "run", MountPath: runDir}},
 		}},
 		Volumes: []corev1.Volume{{Name: "run", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 	}

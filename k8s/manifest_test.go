@@ -125,6 +125,9 @@ func TestManifestInvariants(t *testing.T) {
 		if !strings.HasPrefix(RunPath, c.VolumeMounts[0].MountPath+"/") {
 			t.Errorf("N=%d: the run file %s is not on the mounted volume %s", n, RunPath, c.VolumeMounts[0].MountPath)
 		}
+		if len(c.Env) != 1 || c.Env[0].Name != "TMPDIR" || c.Env[0].Value != c.VolumeMounts[0].MountPath {
+			t.Errorf("N=%d: env %v, want TMPDIR (the spool's directory) on the mounted volume", n, c.Env)
+		}
 		check("CPU request = limit", c.Resources.Requests.Cpu().String()+" "+c.Resources.Limits.Cpu().String(), "2 2")
 		if err := Check(svc, job); err != nil {
 			t.Errorf("N=%d: %v", n, err)
