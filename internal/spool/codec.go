@@ -181,14 +181,10 @@ func (d *decoder) uint() uint64 {
 	return v
 }
 
+// int reads a signed varint: zigzag-encoded, as binary.AppendVarint writes.
 func (d *decoder) int() int64 {
-	v, n := binary.Varint(d.buf[d.i:])
-	if n <= 0 {
-		d.fail()
-		return 0
-	}
-	d.i += n
-	return v
+	u := d.uint()
+	return int64(u>>1) ^ -int64(u&1)
 }
 
 // bytes returns the next n bytes, or fails.
