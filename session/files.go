@@ -298,7 +298,7 @@ func (r *Recording) FreeSpools() {
 	r.spooled = nil
 }
 
-// Close closes the snapshot.
+// Close frees the spools and closes the snapshot.
 func (r *Recording) Close() error {
 	r.FreeSpools()
 	return r.Snapshot.Close()

@@ -57,7 +57,7 @@ func runComparison(ctx context.Context, cfg session.CompareConfig, formats []rep
 // sessionConfig loads the snapshot and returns the session of the
 // comparison.
 func (opts *compareOptions) sessionConfig(ctx context.Context, su *compareSetup, notes io.Writer) (session.CompareConfig, error) {
-	c, err := opts.replayFlags.config(ctx, "compare", su.replay, notes)
+	c, err := opts.replayFlags.config(ctx, "compare", su.replay, notes, !opts.shard.Local)
 	if err != nil {
 		return session.CompareConfig{}, err
 	}

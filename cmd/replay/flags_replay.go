@@ -110,9 +110,10 @@ func (r *replayFlags) validate(cmd string, sides int) (*replaySetup, error) {
 	return su, nil
 }
 
-// config opens the snapshot and returns the session's shared config (the
-// dashboard's URL goes to notes); its errors are prefixed with cmd.
-func (r *replayFlags) config(ctx context.Context, cmd string, su *replaySetup, notes io.Writer) (session.Config, error) {
+// config opens the snapshot, spools it when spool, and returns the
+// session's shared config (the dashboard's URL goes to notes); its errors
+// are prefixed with cmd.
+func (r *replayFlags) config(ctx context.Context, cmd string, su *replaySetup, notes io.Writer, spool bool) (session.Config, error) {
 	c := session.Config{Snapshot: r.snapshot, Endpoints: r.endpoints, Timeout: r.timeout, MaxInFlight: r.maxInFlight,
 		SQLTraced: r.sqlTraced, StartTimeout: r.startTimeout, AllowTruncated: r.mock.allowTruncated, Limits: r.limits,
 		Responses: session.ResponseCapture{Headers: r.rules.Headers}, Observer: r.dashboard.Observer(notes)}
@@ -131,10 +132,11 @@ func (r *replayFlags) config(ctx context.Context, cmd string, su *replaySetup, n
 		}
 		calls = c.Mock.Index.Calls()
 	}
-	r.rec = rec
-	spooled, err := rec.Spool(ctx, c.Mock, notes)
-	if err != nil {
-		return c, fmt.Errorf("%s: %w", cmd, err)
+	var spooled int64
+	if r.rec = rec; spool { // not in the coordinator of --local shards: it replays nothing itself
+		if spooled, err = rec.Spool(ctx, c.Mock, notes); err != nil {
+			return c, fmt.Errorf("%s: %w", cmd, err)
+		}
 	}
 	done(rec.Source.Len(), calls, spooled)
 	if su.pgServer != "" {

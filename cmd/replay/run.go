@@ -123,7 +123,7 @@ func (opts *runOptions) sessionConfig(ctx context.Context, su *runSetup, notes i
 	if err != nil {
 		return session.RunConfig{}, usagef("--max-failed: %v", err)
 	}
-	c, err := opts.replayFlags.config(ctx, "run", su.replay, opts.stderr)
+	c, err := opts.replayFlags.config(ctx, "run", su.replay, opts.stderr, !opts.shard.Local)
 	if err != nil {
 		return session.RunConfig{}, err
 	}
