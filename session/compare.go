@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 
 	"github.com/replaykit/replay/analyzer"
 	"github.com/replaykit/replay/internal/redact"
@@ -142,6 +143,10 @@ func Compare(ctx context.Context, cfg CompareConfig) (res *CompareResult, err er
 		}
 		return nil, runErr
 	}
+	// The load's garbage goes back to the system before the analysis
+	// allocates its own: over a big snapshot the indexes are still held,
+	// and the two together made the comparison's peak memory.
+	debug.FreeOSMemory()
 	rep, err := CompareFilesWith(ctx, sides[0].sc.RunPath, sides[1].sc.RunPath, cfg.Goals, analysis)
 	if err != nil {
 		return nil, err
