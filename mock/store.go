@@ -2,7 +2,6 @@ package mock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"strings"
@@ -129,7 +128,7 @@ func (ix *Index) Spool(ctx context.Context, dir string) error {
 	}
 	f, err := spool.Build(ctx, dir, (st.calls.Len()+ResponseBatch-1)/ResponseBatch, func(b int) ([]*snapshots.Exchange, error) {
 		exs, err := st.answers(b)
-		if err != nil && !errors.Is(err, spool.ErrNoSpool) {
+		if err != nil {
 			err = fmt.Errorf("mock: %w", err)
 		}
 		return exs, err

@@ -230,26 +230,27 @@ func (d *decoder) common() string {
 	return s
 }
 
-// body returns a copy of the next body.
-func (d *decoder) body() []byte {
+// block returns the next block written as its length plus one; false
+// for none (a nil body or header) or when it fails.
+func (d *decoder) block() ([]byte, bool) {
 	n := d.uint()
 	if n == 0 {
-		return nil
+		return nil, false
 	}
-	b, ok := d.bytes(n - 1)
-	if !ok {
-		return nil
+	return d.bytes(n - 1)
+}
+
+// body returns a copy of the next body.
+func (d *decoder) body() []byte {
+	if b, ok := d.block(); ok {
+		return bytes.Clone(b)
 	}
-	return bytes.Clone(b)
+	return nil
 }
 
 // header decodes the next header: its keys and values share one string.
 func (d *decoder) header() http.Header {
-	n := d.uint()
-	if n == 0 {
-		return nil
-	}
-	b, ok := d.bytes(n - 1)
+	b, ok := d.block()
 	if !ok {
 		return nil
 	}
