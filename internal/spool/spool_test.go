@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -79,8 +80,8 @@ func batches(n, size int) ([][]*snapshots.Exchange, func(int) ([]*snapshots.Exch
 	}
 	var calls sync.Map
 	return out, func(b int) ([]*snapshots.Exchange, error) {
-		v, _ := calls.LoadOrStore(b, new(int))
-		*v.(*int)++
+		v, _ := calls.LoadOrStore(b, new(atomic.Int32))
+		v.(*atomic.Int32).Add(1)
 		return out[b], nil
 	}, &calls
 }
@@ -101,7 +102,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatalf("Len %d, Size %d", s.Len(), s.Size())
 	}
 	for b := range want {
-		if v, ok := calls.Load(b); !ok || *v.(*int) != 1 {
+		if v, ok := calls.Load(b); !ok || v.(*atomic.Int32).Load() != 1 {
 			t.Errorf("batch %d loaded %v times, want 1", b, v)
 		}
 	}
@@ -184,7 +185,7 @@ func TestNoRoom(t *testing.T) {
 		t.Fatalf("a spool of 2^40 batches of 100 kB: %v, want ErrNoSpool", err)
 	}
 	n := 0
-	calls.Range(func(_, v any) bool { n += *v.(*int); return true })
+	calls.Range(func(_, v any) bool { n += int(v.(*atomic.Int32).Load()); return true })
 	if n > 8 {
 		t.Errorf("%d batches read before the refusal", n)
 	}
