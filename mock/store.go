@@ -3,6 +3,7 @@ package mock
 import (
 	"context"
 	"fmt"
+	"io"
 	"iter"
 	"strings"
 
@@ -117,14 +118,15 @@ type Index struct {
 
 // Spool copies the recorded answers to a spool in dir (the temporary
 // directory when empty), so that the mocks read them from there; call it
-// before the load. It fails with spool.ErrNoSpool when the disk has no room
-// for them or the spool cannot be written, and the answers are then read
-// from the snapshot as needed.
-// Nothing is spooled for an Index of Config.Exchanges (in memory).
-func (ix *Index) Spool(ctx context.Context, dir string) error {
+// before the load, and close what it returns after. It fails with
+// spool.ErrNoSpool when the disk has no room for them or the spool cannot
+// be written, and the answers are then read from the snapshot as needed.
+// Nothing is spooled for an Index of Config.Exchanges (in memory): it
+// returns nil then.
+func (ix *Index) Spool(ctx context.Context, dir string) (io.Closer, error) {
 	st := ix.store
 	if st.answers == nil || st.calls.Len() == 0 {
-		return nil
+		return nil, nil
 	}
 	f, err := spool.Build(ctx, dir, (st.calls.Len()+ResponseBatch-1)/ResponseBatch, func(b int) ([]*snapshots.Exchange, error) {
 		exs, err := st.answers(b)
@@ -134,10 +136,10 @@ func (ix *Index) Spool(ctx context.Context, dir string) error {
 		return exs, err
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	st.spool = f
-	return nil
+	return f, nil
 }
 
 // SpoolSize returns the size of the spool in bytes; 0 without one.
@@ -146,14 +148,6 @@ func (ix *Index) SpoolSize() int64 {
 		return 0
 	}
 	return ix.store.spool.Size()
-}
-
-// Close frees the spool, if any.
-func (ix *Index) Close() error {
-	if ix.store.spool == nil {
-		return nil
-	}
-	return ix.store.spool.Close()
 }
 
 // Calls returns the number of recorded calls indexed.

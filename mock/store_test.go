@@ -57,10 +57,11 @@ func testServerFromSnapshot(t *testing.T, spooled bool) {
 		t.Fatalf("index of %d requests and %d calls, want %d and %d", len(idx.m.entries), idx.store.calls.Len(), keys, n)
 	}
 	if spooled {
-		if err := idx.Spool(context.Background(), t.TempDir()); err != nil {
+		f, err := idx.Spool(context.Background(), t.TempDir())
+		if err != nil {
 			t.Fatal(err)
 		}
-		defer idx.Close()
+		defer f.Close()
 		if idx.SpoolSize() == 0 {
 			t.Fatal("empty spool")
 		}

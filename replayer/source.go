@@ -3,6 +3,7 @@ package replayer
 import (
 	"context"
 	"fmt"
+	"io"
 	"iter"
 	"strings"
 	"sync"
@@ -105,16 +106,16 @@ func NewSource(ctx context.Context, snap SnapshotReader, endpoints []string) (*S
 
 // Spool copies the requests to a spool in dir (the temporary directory
 // when empty), so that the load reads them from there; call it before the
-// load. It fails with spool.ErrNoSpool when the disk has no room for them
-// or the spool cannot be written, and the requests are then read from the
-// snapshot as the load goes.
-func (s *Source) Spool(ctx context.Context, dir string) error {
+// load, and close what it returns after. It fails with spool.ErrNoSpool
+// when the disk has no room for them or the spool cannot be written, and
+// the requests are then read from the snapshot as the load goes.
+func (s *Source) Spool(ctx context.Context, dir string) (io.Closer, error) {
 	f, err := spool.Build(ctx, dir, s.batchCount(), func(b int) ([]*snapshots.Exchange, error) { return s.read(ctx, b) })
 	if err != nil {
-		return err // read's errors name the replayer, the spool's the spool
+		return nil, err // read's errors name the replayer, the spool's the spool
 	}
 	s.spool = f
-	return nil
+	return f, nil
 }
 
 // SpoolSize returns the size of the spool in bytes; 0 without one.
@@ -123,14 +124,6 @@ func (s *Source) SpoolSize() int64 {
 		return 0
 	}
 	return s.spool.Size()
-}
-
-// Close frees the spool, if any.
-func (s *Source) Close() error {
-	if s.spool == nil {
-		return nil
-	}
-	return s.spool.Close()
 }
 
 // Len returns the number of requests in one pass.

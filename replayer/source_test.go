@@ -90,10 +90,11 @@ func testSourceReplays(t *testing.T, spooled bool) {
 		t.Fatalf("source of %d requests, want %d", src.Len(), n)
 	}
 	if spooled {
-		if err := src.Spool(ctx, t.TempDir()); err != nil {
+		f, err := src.Spool(ctx, t.TempDir())
+		if err != nil {
 			t.Fatal(err)
 		}
-		defer src.Close()
+		defer f.Close()
 		snap.Close()
 		if size := src.SpoolSize(); size < n*int64(len("POST http://app/a/0 body-0")) {
 			t.Errorf("spool of %d bytes for %d requests", size, n)

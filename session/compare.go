@@ -123,6 +123,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (res *CompareResult, err er
 		rs[i] = replayer.Side{Name: s.sc.Name, Replayer: s.rp, Sink: observe(s.run, cfg.Observer, s.sc.Name), Measure: s.measure}
 	}
 	st, runErr := replayer.Compare(ctx, plan, rs[0], rs[1])
+	rs = [2]replayer.Side{} // the replayers go with releaseReplayer below
 	analysis := cfg.Analysis
 	for _, s := range sides {
 		calibratedSettings(s.info.Settings, plan, st)
@@ -143,9 +144,14 @@ func Compare(ctx context.Context, cfg CompareConfig) (res *CompareResult, err er
 		}
 		return nil, runErr
 	}
-	// The load's garbage goes back to the system before the analysis
-	// allocates its own: over a big snapshot the indexes are still held,
-	// and the two together made the comparison's peak memory.
+	// The loads are done: let go of the request index (tens of MB over a
+	// big snapshot; the mocks keep theirs, still listening), and give the
+	// load's garbage back to the system before the analysis allocates its
+	// own: the two together made a big comparison's peak memory.
+	for _, s := range sides {
+		s.releaseReplayer()
+	}
+	cfg.Source = nil
 	debug.FreeOSMemory()
 	rep, err := CompareFilesWith(ctx, sides[0].sc.RunPath, sides[1].sc.RunPath, cfg.Goals, analysis)
 	if err != nil {

@@ -267,15 +267,16 @@ func OpenRecording(ctx context.Context, path string, endpoints []string) (*Recor
 // Spool copies the requests, and the recorded answers of m when not nil
 // (its Index built), to spools in the temporary directory (TMPDIR), so
 // that the load reads them from there rather than through SQLite, and
-// returns their size. Without room there, notes hear why and the rest is
-// read from the snapshot during the load. FreeSpools frees them.
-func (r *Recording) Spool(ctx context.Context, m *mock.Config, notes io.Writer) (int64, error) {
-	err := r.Source.Spool(ctx, "")
-	if err == nil {
-		r.spooled = append(r.spooled, r.Source)
+// returns their size and what frees them (it holds nothing else: the
+// requests' index can go before the spools). Without room there, notes
+// hear why and the rest is read from the snapshot during the load.
+func (r *Recording) Spool(ctx context.Context, m *mock.Config, notes io.Writer) (size int64, free func(), err error) {
+	var c io.Closer
+	if c, err = r.Source.Spool(ctx, ""); err == nil {
+		r.spooled = append(r.spooled, c)
 		if m != nil && m.Index != nil {
-			if err = m.Index.Spool(ctx, ""); err == nil {
-				r.spooled = append(r.spooled, m.Index)
+			if c, err = m.Index.Spool(ctx, ""); err == nil && c != nil {
+				r.spooled = append(r.spooled, c)
 			}
 		}
 	}
@@ -283,24 +284,25 @@ func (r *Recording) Spool(ctx context.Context, m *mock.Config, notes io.Writer) 
 		fmt.Fprintf(notes, "replay: warning: %v: requests and answers not spooled are read from the snapshot during the load, with less CPU left for it\n", err)
 		err = nil
 	}
-	n := r.Source.SpoolSize()
+	size = r.Source.SpoolSize()
 	if m != nil && m.Index != nil {
-		n += m.Index.SpoolSize()
+		size += m.Index.SpoolSize()
 	}
-	return n, err
+	files := r.spooled
+	return size, func() { closeAll(files) }, err
 }
 
-// FreeSpools frees the spools of Spool.
-func (r *Recording) FreeSpools() {
-	for _, c := range r.spooled {
+// closeAll closes each of cs.
+func closeAll(cs []io.Closer) {
+	for _, c := range cs {
 		c.Close()
 	}
-	r.spooled = nil
 }
 
 // Close frees the spools and closes the snapshot.
 func (r *Recording) Close() error {
-	r.FreeSpools()
+	closeAll(r.spooled)
+	r.spooled = nil
 	return r.Snapshot.Close()
 }
 

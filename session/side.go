@@ -289,6 +289,16 @@ func (s *Side) finish(st replayer.Stats) error {
 	return w.Close(s.info)
 }
 
+// releaseReplayer closes the side's replayer and lets go of it (and of
+// the requests it read) once its last load is done and its results are
+// in the run file.
+func (s *Side) releaseReplayer() {
+	if s.rp != nil {
+		s.rp.Close()
+		s.rp = nil
+	}
+}
+
 // Close stops whatever the side still runs: its build, replayer, mock and
 // SQL counter, and closes a run file left open by an error.
 func (s *Side) Close() {

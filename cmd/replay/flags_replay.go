@@ -23,7 +23,7 @@ import (
 // replayFlags are the flags `replay run` and `replay compare` share: what
 // is replayed, the mocks, the SQL counters, the limits and the goals.
 type replayFlags struct {
-	rec          *session.Recording // its spools freed by close
+	freeSpools   func() // set by config
 	snapshot     string
 	endpoints    []string
 	headers      []string
@@ -133,8 +133,8 @@ func (r *replayFlags) config(ctx context.Context, cmd string, su *replaySetup, n
 		calls = c.Mock.Index.Calls()
 	}
 	var spooled int64
-	if r.rec = rec; spool { // not in the coordinator of --local shards: it replays nothing itself
-		if spooled, err = rec.Spool(ctx, c.Mock, notes); err != nil {
+	if spool { // not in the coordinator of --local shards: it replays nothing itself
+		if spooled, r.freeSpools, err = rec.Spool(ctx, c.Mock, notes); err != nil {
 			return c, fmt.Errorf("%s: %w", cmd, err)
 		}
 	}
@@ -149,8 +149,8 @@ func (r *replayFlags) config(ctx context.Context, cmd string, su *replaySetup, n
 
 // close frees the spools.
 func (r *replayFlags) close() {
-	if r.rec != nil {
-		r.rec.FreeSpools()
+	if r.freeSpools != nil {
+		r.freeSpools()
 	}
 }
 
