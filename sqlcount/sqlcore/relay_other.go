@@ -1,0 +1,24 @@
+//go:build !linux
+
+package sqlcore
+
+import (
+	"context"
+	"net"
+)
+
+// Elsewhere than on Linux, connections are relayed by goroutines.
+
+type loops struct{}
+
+type eventLoop struct{}
+
+func newLoops(*Proxy) *loops { return &loops{} }
+
+func (*loops) get() *eventLoop { return nil }
+
+func (*loops) close() {}
+
+func (p *Proxy) relayLoop(context.Context, *eventLoop, net.Conn, net.Conn, *feeds) (cerr, serr error, ok bool) {
+	return nil, nil, false
+}
