@@ -34,9 +34,9 @@ type clientSide struct {
 	portal   portal // the unnamed portal
 	portals  map[string]*portal
 	bindSeq  uint64
-	texts    map[string]stmtRef      // Parse text -> statement
+	texts    map[string]stmtRef              // Parse text -> statement
 	shapes   map[string]*sqlcore.Fingerprint // shape -> fingerprint
-	keepText bool                    // whether statements carry their SQL text
+	keepText bool                            // whether statements carry their SQL text
 }
 
 var _ handler = (*clientSide)(nil)

@@ -23,7 +23,7 @@ type pend struct {
 	kind byte // 'Q', 'P', 'B', 'D', 'E', 'C', 'S' or 'F' (the client message type)
 	sent time.Time
 	win  *sqlcore.Window // the attribution window when the message was sent
-	st   stmtRef // Q (first statement), P, B, E: the statement
+	st   stmtRef         // Q (first statement), P, B, E: the statement
 	more []stmtRef
 	// Q: the statement to complete next, and when it started.
 	next      int
@@ -107,7 +107,9 @@ func (s *session) Server(b []byte, now time.Time) error { return s.server.feed(b
 
 func (s *session) Ready() bool { return s.ready.Load() }
 
-func (s *session) Partial() (client, server bool) { return s.client.fr.partial(), s.server.fr.partial() }
+func (s *session) Partial() (client, server bool) {
+	return s.client.fr.partial(), s.server.fr.partial()
+}
 
 // Busy reports whether the server owes the client an answer: a query, a
 // Sync or a function call is pending.
