@@ -3,6 +3,7 @@ package sqlcount
 import (
 	"fmt"
 
+	"github.com/replaykit/replay/sqlcount/mysqlwire"
 	"github.com/replaykit/replay/sqlcount/pgwire"
 	"github.com/replaykit/replay/sqlcount/sqlcore"
 )
@@ -61,6 +62,8 @@ func Wire(protocol string) (sqlcore.Wire, error) {
 	switch protocol {
 	case "", Postgres:
 		return pgwire.Wire{}, nil
+	case MySQL:
+		return mysqlwire.New(), nil
 	}
 	return nil, fmt.Errorf("sqlcount: protocol %q: want %s or %s", protocol, Postgres, MySQL)
 }
