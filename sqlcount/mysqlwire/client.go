@@ -27,7 +27,7 @@ type clientSide struct {
 	fr  framer
 	sc  scanner
 
-	texts    map[string]stmtRef               // prepared text -> statement
+	texts    map[string]stmtRef              // prepared text -> statement
 	shapes   map[string]*sqlcore.Fingerprint // shape -> fingerprint
 	keepText bool                            // whether statements carry their SQL text
 }

@@ -352,10 +352,12 @@ func (s *scanner) traceString() string {
 func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
 }
-func isDigit(c byte) bool      { return '0' <= c && c <= '9' }
-func isHex(c byte) bool        { return isDigit(c) || ('a' <= c|0x20 && c|0x20 <= 'f') }
-func isIdentStart(c byte) bool { return c == '_' || c == '$' || ('a' <= c|0x20 && c|0x20 <= 'z') || c >= 0x80 }
-func isIdentCont(c byte) bool  { return isIdentStart(c) || isDigit(c) }
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+func isHex(c byte) bool   { return isDigit(c) || ('a' <= c|0x20 && c|0x20 <= 'f') }
+func isIdentStart(c byte) bool {
+	return c == '_' || c == '$' || ('a' <= c|0x20 && c|0x20 <= 'z') || c >= 0x80
+}
+func isIdentCont(c byte) bool { return isIdentStart(c) || isDigit(c) }
 func isOperatorChar(c byte) bool {
 	switch c {
 	case '+', '-', '*', '/', '<', '>', '=', '~', '!', '@', '%', '^', '&', '|', ':', '.':

@@ -57,7 +57,7 @@ type handshake struct {
 	c   *sqlcore.Conn
 	cfg *sqlcore.Config
 
-	client, server net.Conn      // raw, or TLS over it
+	client, server net.Conn     // raw, or TLS over it
 	cp, sp         *packet.Conn // the packet layer over each
 	g              *greeting
 	r              *response
