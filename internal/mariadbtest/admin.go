@@ -9,11 +9,11 @@ import (
 	"github.com/go-sql-driver/mysql"
 )
 
-// Admin returns a connection pool to the server as root, which
-// mariadb-install-db leaves without a password on 127.0.0.1.
+// Admin returns a connection pool to the server as root over its Unix
+// socket (mariadb-install-db leaves root without a password).
 func (s *Server) Admin() (*sql.DB, error) {
 	cfg := mysql.NewConfig()
-	cfg.User, cfg.Net, cfg.Addr = "root", "tcp", s.Addr()
+	cfg.User, cfg.Net, cfg.Addr = "root", "unix", s.socket()
 	cfg.Timeout = 10 * time.Second
 	c, err := mysql.NewConnector(cfg)
 	if err != nil {

@@ -3,6 +3,7 @@ package mariadbtest
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -33,6 +34,10 @@ type Config struct {
 	// GeneralLog turns the general log on, into the table mysql.general_log
 	// (GeneralLog reads it).
 	GeneralLog bool
+	// TLS, when set, turns TLS on in the server with this certificate (its
+	// chain) and key; RequireTLS then refuses TCP clients without it.
+	TLS        *tls.Certificate
+	RequireTLS bool
 }
 
 // Server is a running throwaway MariaDB server.
@@ -128,6 +133,13 @@ func (s *Server) start(ctx context.Context, bin string, port int, cred *syscall.
 	}
 	if cred != nil {
 		args = append(args, "--user=mysql")
+	}
+	if cfg.TLS != nil {
+		ta, err := s.tlsArgs(cred, cfg)
+		if err != nil {
+			return err
+		}
+		args = append(args, ta...)
 	}
 	args = append(args, cfg.Args...)
 	cmd := exec.Command(bin, args...)
