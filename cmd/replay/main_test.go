@@ -4,9 +4,15 @@ import (
 	"os"
 	"testing"
 
+	"github.com/replaykit/replay/internal/mariadbtest"
 	"github.com/replaykit/replay/internal/pgtest"
 )
 
 // TestMain stops the package's shared PostgreSQL cluster (pgtest.Shared)
-// after the tests: without it, every `go test` left one running.
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+// and MariaDB server (mariadbtest.Shared) after the tests: without it, every
+// `go test` left them running.
+func TestMain(m *testing.M) {
+	code := pgtest.Main(m)
+	mariadbtest.StopShared()
+	os.Exit(code)
+}

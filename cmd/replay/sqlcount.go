@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +18,7 @@ type sqlcountOptions struct {
 	listen   string
 	upstream string
 	jsonPath string
+	protocol string
 	caDir    string
 	tls      pgTLSOptions
 	limits   listen.Limits
@@ -29,8 +31,8 @@ type sqlcountOptions struct {
 func newCmdSQLCount(s streams) *cobra.Command {
 	opts := &sqlcountOptions{out: s.out, errOut: s.err}
 	cmd := &cobra.Command{
-		Use:   "sqlcount --listen ADDR --upstream HOST:PORT [--json FILE]",
-		Short: "Count, time and fingerprint the SQL statements passing to a PostgreSQL server",
+		Use:   "sqlcount --listen ADDR --upstream HOST:PORT [--protocol postgres|mysql] [--json FILE]",
+		Short: "Count, time and fingerprint the SQL statements passing to a PostgreSQL or MySQL server",
 		Long:  longHelp("sqlcount"),
 		Args:  exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -46,11 +48,15 @@ func newCmdSQLCount(s streams) *cobra.Command {
 			if err := opts.tls.validate("sqlcount", true); err != nil {
 				return err
 			}
+			if _, err := sqlcount.Wire(opts.protocol); err != nil {
+				return usagef("sqlcount: --protocol %q: want %s", opts.protocol, strings.Join(sqlcount.Protocols, " or "))
+			}
 			return sqlcountRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.listen, "listen", "", "address to accept PostgreSQL clients on, e.g. 127.0.0.1:6432")
-	cmd.Flags().StringVar(&opts.upstream, "upstream", "", "host:port of the PostgreSQL server")
+	cmd.Flags().StringVar(&opts.listen, "listen", "", "address to accept the database's clients on, e.g. 127.0.0.1:6432")
+	cmd.Flags().StringVar(&opts.upstream, "upstream", "", "host:port of the database server")
+	cmd.Flags().StringVar(&opts.protocol, "protocol", sqlcount.Postgres, "the database's wire `PROTOCOL`: postgres (PostgreSQL) or mysql (MySQL, MariaDB)")
 	cmd.Flags().StringVar(&opts.jsonPath, "json", "", "write the totals to `FILE` as JSON on exit")
 	addCADirFlag(cmd.Flags(), &opts.caDir)
 	opts.tls.addFlags(cmd.Flags(), "")
@@ -59,7 +65,7 @@ func newCmdSQLCount(s streams) *cobra.Command {
 }
 
 func sqlcountRun(ctx context.Context, opts *sqlcountOptions) error {
-	cfg := sqlcount.Config{Upstream: opts.upstream, Logger: slog.New(slog.NewTextHandler(opts.errOut, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	cfg := sqlcount.Config{Upstream: opts.upstream, Protocol: opts.protocol, Logger: slog.New(slog.NewTextHandler(opts.errOut, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	cfg.StartupTimeout, cfg.IdleTimeout = opts.limits.SQLTimeouts()
 	if err := opts.tls.set(&cfg, opts.caDir, opts.listen); err != nil {
 		return fmt.Errorf("sqlcount: %w", err)

@@ -34,12 +34,18 @@ var shared struct {
 // shared server. Use it from TestMain: os.Exit(mariadbtest.Main(m)).
 func Main(m *testing.M) int {
 	code := m.Run()
+	StopShared()
+	return code
+}
+
+// StopShared stops the shared server, if one was started (for a TestMain
+// that runs another helper's Main).
+func StopShared() {
 	shared.Lock()
 	if shared.s != nil {
 		shared.s.Stop()
 	}
 	shared.Unlock()
-	return code
 }
 
 // Shared returns the package's shared server, started on first use with
