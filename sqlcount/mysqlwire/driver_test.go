@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	_ "github.com/go-sql-driver/mysql"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/replaykit/replay/internal/mariadbtest"
 	"github.com/replaykit/replay/snapshots"

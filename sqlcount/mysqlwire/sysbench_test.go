@@ -79,4 +79,3 @@ func TestSysbenchKnownAnswer(t *testing.T) {
 		})
 	}
 }
-
