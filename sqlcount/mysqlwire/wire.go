@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -212,18 +213,31 @@ func (h *handshake) fail(code uint16, message string) {
 	h.cp.WritePacket(withHeader(errPacket(code, message)))
 }
 
-// logEnd logs why the handshake ended: a startup timeout counts as such.
+// logEnd logs why the handshake ended: past the startup timeout, as such.
+// (The packet layer's errors do not unwrap to the net.Error of a deadline,
+// so the clock tells.)
 func (h *handshake) logEnd(what string, err error) {
-	if isTimeout(err) {
+	if t := h.cfg.StartupTimeout; t > 0 && !time.Now().Before(h.c.Accepted.Add(t)) {
 		h.c.StartupTimedOut()
 		return
 	}
-	h.c.Log.Debug("sqlcount: "+what, "err", err)
+	h.c.Log.Debug("sqlcount: "+what, "err", reason(err))
 }
 
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
+// reason is an error's text without the stack traces the packet layer's
+// errors carry: its lines that are messages, joined.
+func reason(err error) string {
+	var parts []string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if line == "" || line[0] == '\t' || !strings.Contains(line, " ") {
+			continue
+		}
+		parts = append(parts, line)
+	}
+	if len(parts) == 0 {
+		return err.Error()
+	}
+	return strings.Join(parts, ": ")
 }
 
 // withHeader returns payload behind the 4 bytes packet.Conn.WritePacket
