@@ -55,7 +55,7 @@ func RunFaults(info snapshots.RunInfo) []Fault {
 	var out []Fault
 	if w.SQLAddr != "" && w.SQLConnections == 0 {
 		out = append(out, Fault{Side: info.Name, Kind: FaultSQLUnused, Text: fmt.Sprintf(
-			"the SQL counter (%s) saw no connection: the build does not reach PostgreSQL through it, so none of its SQL was counted; point its DATABASE_URL (or PGHOST/PGPORT) at %s, or at the --postgres server's HOST:PORT, which replay rewrites",
+			"the SQL counter (%s) saw no connection: the build does not reach its database through it, so none of its SQL was counted; point its database address (DATABASE_URL, PGHOST/PGPORT, MYSQL_HOST/MYSQL_PORT, a DSN) at %s, or at the HOST:PORT of --postgres or --mysql, which replay rewrites",
 			w.SQLAddr, w.SQLAddr)})
 	}
 	return append(out, mockFaults(info, "the run", "the build")...)
@@ -83,7 +83,7 @@ func CompareFaults(base, cand snapshots.RunInfo) []Fault {
 				seen = fmt.Sprintf("the %s's saw %s", o.Name, plural(ow.SQLConnections, "connection"))
 			}
 			out = append(out, Fault{Side: s.Name, Kind: FaultSQLUnused, Text: fmt.Sprintf(
-				"the %s's SQL counter (%s) saw no connection while %s: the %s build does not reach PostgreSQL through it, so none of its SQL was counted; point the %s's DATABASE_URL (or PGHOST/PGPORT) at %s, or at the --postgres server's HOST:PORT, which replay rewrites",
+				"the %s's SQL counter (%s) saw no connection while %s: the %s build does not reach its database through it, so none of its SQL was counted; point the %s's database address (DATABASE_URL, PGHOST/PGPORT, MYSQL_HOST/MYSQL_PORT, a DSN) at %s, or at the HOST:PORT of --postgres or --mysql, which replay rewrites",
 				s.Name, w.SQLAddr, seen, s.Name, s.Name, w.SQLAddr)})
 		}
 		if ow.SQLApp == "" || ow.SQLApp == w.SQLApp {

@@ -23,6 +23,7 @@ type Load struct {
 	Headers   []string `json:"headers,omitempty" jsonschema:"headers 'K: V' added to every request"`
 	Mock      []string `json:"mock,omitempty" jsonschema:"upstreams HOST:PORT the snapshot answers for ('all': every recorded upstream)"`
 	Postgres  string   `json:"postgres,omitempty" jsonschema:"count SQL per request: [LISTEN=]HOST:PORT of the PostgreSQL server the build uses"`
+	MySQL     string   `json:"mysql,omitempty" jsonschema:"count SQL per request: [LISTEN=]HOST:PORT of the MySQL or MariaDB server the build uses"`
 	Goals     []string `json:"goals,omitempty" jsonschema:"goals the build must meet, e.g. 'p95<500ms', 'success>99%', 'GET /orders: sql<=5'"`
 	Args      []string `json:"args,omitempty" jsonschema:"more flags of the command, as on its command line, e.g. ['--explain=5', '--ignore=$.id'] (see replay COMMAND --help)"`
 }
@@ -124,6 +125,7 @@ func (a *argv) load(l Load) {
 	a.strs("header", l.Headers)
 	a.strs("mock", l.Mock)
 	a.str("postgres", l.Postgres)
+	a.str("mysql", l.MySQL)
 	a.strs("goal", l.Goals)
 	*a = append(*a, l.Args...)
 }

@@ -36,6 +36,9 @@ type SessionConfig struct {
 	Outbound *SessionOutbound
 	// Postgres, when set, is the SQL proxy in front of the app's database.
 	Postgres *SessionPostgres
+	// MySQL, when set, is the SQL proxy in front of the app's MySQL or
+	// MariaDB, as Postgres (an app with both has both counted).
+	MySQL *SessionPostgres
 	// BodyLimit is the number of body bytes recorded per message. Zero means
 	// DefaultBodyLimit; negative records no body bytes.
 	BodyLimit int64
@@ -103,6 +106,7 @@ const (
 	PartInbound  Part = "inbound"
 	PartOutbound Part = "outbound"
 	PartPostgres Part = "postgres"
+	PartMySQL    Part = "mysql"
 )
 
 // PartError reports a part of a session that could not be set up: its
@@ -129,7 +133,7 @@ type Session struct {
 	inbound  []*httpPart
 	outbound *httpPart
 	proxy    *Outbound
-	pg       *pgPart
+	sql      []*pgPart // PostgreSQL's, then MySQL's
 
 	errc    chan error // an unexpected end of a server
 	wg      sync.WaitGroup
@@ -143,8 +147,10 @@ type httpPart struct {
 	srv  *http.Server
 }
 
-// pgPart is the SQL proxy and its listener.
+// pgPart is a SQL proxy and its listener.
 type pgPart struct {
+	part   Part
+	cfg    *SessionPostgres
 	l      net.Listener
 	proxy  PostgresProxy
 	cancel context.CancelFunc
@@ -185,12 +191,14 @@ func (cfg *SessionConfig) validate() error {
 	switch {
 	case cfg.Snapshot == "":
 		return errors.New("new recording session: no snapshot path")
-	case len(cfg.Inbound) == 0 && cfg.Outbound == nil && cfg.Postgres == nil:
+	case len(cfg.Inbound) == 0 && cfg.Outbound == nil && cfg.Postgres == nil && cfg.MySQL == nil:
 		return errors.New("new recording session: nothing to record")
 	case cfg.Outbound != nil && cfg.Outbound.CA == nil:
 		return &PartError{PartOutbound, errors.New("no CA to intercept HTTPS with")}
 	case cfg.Postgres != nil && cfg.Postgres.New == nil:
 		return &PartError{PartPostgres, errors.New("no proxy constructor")}
+	case cfg.MySQL != nil && cfg.MySQL.New == nil:
+		return &PartError{PartMySQL, errors.New("no proxy constructor")}
 	}
 	return nil
 }
@@ -218,12 +226,19 @@ func (s *Session) listen(cfg SessionConfig) error {
 		}
 		s.outbound = &httpPart{part: PartOutbound, l: l}
 	}
-	if cfg.Postgres != nil {
-		l, err := open(PartPostgres, cfg.Postgres.Listen, "PostgreSQL proxy", "it forwards connections to the database")
+	for _, sp := range []struct {
+		part Part
+		cfg  *SessionPostgres
+		what string
+	}{{PartPostgres, cfg.Postgres, "PostgreSQL proxy"}, {PartMySQL, cfg.MySQL, "MySQL proxy"}} {
+		if sp.cfg == nil {
+			continue
+		}
+		l, err := open(sp.part, sp.cfg.Listen, sp.what, "it forwards connections to the database")
 		if err != nil {
 			return err
 		}
-		s.pg = &pgPart{l: l}
+		s.sql = append(s.sql, &pgPart{part: sp.part, cfg: sp.cfg, l: l})
 	}
 	return nil
 }
@@ -235,21 +250,30 @@ func (s *Session) closeListeners() {
 	if s.outbound != nil {
 		s.outbound.l.Close()
 	}
-	if s.pg != nil {
-		s.pg.l.Close()
+	for _, p := range s.sql {
+		p.l.Close()
 	}
 }
 
 // newProxies makes the proxies behind the listeners, all writing to the
 // tally. The SQL proxy comes first: the inbound ones tell it their requests.
 func (s *Session) newProxies(cfg SessionConfig) error {
-	var tracker RequestTracker
-	if s.pg != nil {
-		proxy, err := cfg.Postgres.New(s.pg.l.Addr(), s.tally.AddStatement)
+	var trackers multiTracker
+	for _, p := range s.sql {
+		proxy, err := p.cfg.New(p.l.Addr(), s.tally.AddStatement)
 		if err != nil {
-			return &PartError{PartPostgres, err}
+			return &PartError{p.part, err}
 		}
-		s.pg.proxy, tracker = proxy, proxy
+		p.proxy = proxy
+		trackers = append(trackers, proxy)
+	}
+	var tracker RequestTracker
+	switch len(trackers) {
+	case 0:
+	case 1:
+		tracker = trackers[0]
+	default:
+		tracker = trackers
 	}
 	for i, in := range s.inbound {
 		h, err := NewInbound(InboundConfig{
@@ -298,11 +322,11 @@ func (s *Session) Start() {
 			}
 		})
 	}
-	if s.pg != nil {
+	for _, p := range s.sql {
 		ctx, cancel := context.WithCancel(context.Background())
-		s.pg.cancel = cancel
-		s.pg.done = make(chan error, 1)
-		go func() { s.pg.done <- s.pg.proxy.Serve(ctx, s.pg.l) }()
+		p.cancel = cancel
+		p.done = make(chan error, 1)
+		go func() { p.done <- p.proxy.Serve(ctx, p.l) }()
 	}
 }
 
@@ -345,10 +369,10 @@ func (s *Session) Stop(timeout time.Duration) error {
 			s.logger.Warn("outbound calls still in progress were cut", "err", err)
 		}
 	}
-	if s.pg != nil {
-		s.pg.cancel()
-		if err := <-s.pg.done; err != nil && !errors.Is(err, context.Canceled) {
-			s.logger.Warn("postgres proxy", "err", err)
+	for _, p := range s.sql {
+		p.cancel()
+		if err := <-p.done; err != nil && !errors.Is(err, context.Canceled) {
+			s.logger.Warn(string(p.part)+" proxy", "err", err)
 		}
 	}
 	s.wg.Wait()
@@ -383,11 +407,48 @@ func (s *Session) OutboundAddr() net.Addr {
 
 // PostgresAddr returns the address the SQL proxy listens on; nil without
 // one.
-func (s *Session) PostgresAddr() net.Addr {
-	if s.pg == nil {
-		return nil
+func (s *Session) PostgresAddr() net.Addr { return s.sqlAddr(PartPostgres) }
+
+// MySQLAddr returns the address the MySQL proxy listens on; nil without
+// one.
+func (s *Session) MySQLAddr() net.Addr { return s.sqlAddr(PartMySQL) }
+
+func (s *Session) sqlAddr(part Part) net.Addr {
+	for _, p := range s.sql {
+		if p.part == part {
+			return p.l.Addr()
+		}
 	}
-	return s.pg.l.Addr()
+	return nil
+}
+
+// multiTracker tells several SQL proxies of the requests: an app on two
+// databases.
+type multiTracker []PostgresProxy
+
+func (m multiTracker) Begin(id int64, traceID string) {
+	for _, t := range m {
+		t.Begin(id, traceID)
+	}
+}
+
+func (m multiTracker) End(id int64) []snapshots.SQLCount {
+	var out []snapshots.SQLCount
+	for _, t := range m {
+	next:
+		for _, c := range t.End(id) {
+			for i := range out {
+				if out[i].Fingerprint == c.Fingerprint {
+					out[i].Count += c.Count
+					out[i].Errors += c.Errors
+					out[i].Duration += c.Duration
+					continue next
+				}
+			}
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // InFlight returns the number of inbound requests in flight.

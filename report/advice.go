@@ -167,7 +167,7 @@ func runNext(r *RunReport, q quoter) []string {
 		next = append(next, fmt.Sprintf("%d upstream calls had no recorded answer: record a fresh snapshot that covers them, or stop mocking that upstream.", m))
 	}
 	if !s.Overall.SQL.Counted() {
-		next = append(next, "SQL was not counted: put sqlcount in front of the database (--postgres LISTEN=HOST:PORT) to see statements per request.")
+		next = append(next, "SQL was not counted: put sqlcount in front of the database (--postgres or --mysql LISTEN=HOST:PORT) to see statements per request.")
 	}
 	if len(next) == 0 {
 		if len(r.Goals) == 0 {
@@ -368,7 +368,7 @@ func regressionNext(c *analyzer.Comparison, e *analyzer.EndpointComparison, q qu
 	case analyzer.CauseUpstreamNPlusOne, analyzer.CauseUpstream:
 		next = append(next, upstreamAdvice(e, q))
 	default:
-		next = append(next, fmt.Sprintf("Count SQL (--postgres LISTEN=HOST:PORT) to tell whether the database or the app made %s slower.", e.Endpoint))
+		next = append(next, fmt.Sprintf("Count SQL (--postgres or --mysql LISTEN=HOST:PORT) to tell whether the database or the app made %s slower.", e.Endpoint))
 	}
 	if e.ResponseVerdict == analyzer.Regression {
 		next = append(next, behaviourNext(e, q))

@@ -14,6 +14,7 @@ import (
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/shard"
 	"github.com/replaykit/replay/snapshots"
+	"github.com/replaykit/replay/sqlcount"
 )
 
 // Defaults, as `replay compare` and `replay run` take them.
@@ -81,6 +82,10 @@ type Config struct {
 	// Postgres, when set, puts a SQL counter in front of PostgreSQL on
 	// each side; nil counts no SQL.
 	Postgres *Postgres
+	// MySQL, when set, puts a SQL counter in front of MySQL or MariaDB on
+	// each side, as Postgres does; with both, a side's requests count the
+	// statements of both.
+	MySQL *Database
 
 	// Settings are recorded in every side's run file (report.Setting…
 	// keys and others); each side adds its own ("side", "cmd", "env",
@@ -117,9 +122,15 @@ type Config struct {
 	shard     replayer.Shard // from Shard, by shardSettings
 }
 
-// Postgres is the SQL counter of each side, in front of one real
-// PostgreSQL server.
-type Postgres struct {
+// Postgres is the SQL counter of each side in front of PostgreSQL.
+type Postgres = Database
+
+// Database is the SQL counter of each side, in front of one real database
+// server.
+type Database struct {
+	// Protocol is the server's wire protocol (sqlcount.Protocols); empty
+	// for the one its field of Config names.
+	Protocol string
 	// Upstream is the server's HOST:PORT; required.
 	Upstream string
 	// ClientTLS, when set, is offered to the builds' connections (apps that
@@ -157,9 +168,11 @@ type SideConfig struct {
 	// MockListen is where the side's mock listens; empty means
 	// 127.0.0.1:0.
 	MockListen string
-	// PostgresListen is where the side's SQL counter listens; empty means
+	// PostgresListen is where the side's SQL counter in front of
+	// PostgreSQL listens, MySQLListen the one in front of MySQL; empty means
 	// 127.0.0.1:0.
 	PostgresListen string
+	MySQLListen    string
 }
 
 // check reports a config that cannot run.
@@ -169,6 +182,8 @@ func (c *Config) check() error {
 		return fmt.Errorf("%s holds no inbound requests to replay", c.Snapshot)
 	case c.Postgres != nil && c.Postgres.Upstream == "":
 		return errors.New("counting SQL needs the PostgreSQL server's address (Postgres.Upstream)")
+	case c.MySQL != nil && c.MySQL.Upstream == "":
+		return errors.New("counting SQL needs the MySQL server's address (MySQL.Upstream)")
 	}
 	if !c.AllowTruncated {
 		cut, err := replayer.Truncated(c.Inbound, c.Endpoints)
@@ -232,4 +247,25 @@ func orLoopback(addr string) string {
 		return "127.0.0.1:0"
 	}
 	return addr
+}
+
+// database is one SQL counter of a side: the server, and where the side's
+// counter listens.
+type database struct {
+	*Database
+	protocol string
+	listen   string
+}
+
+// databases returns the SQL counters of side sc: PostgreSQL's, then
+// MySQL's.
+func (c *Config) databases(sc SideConfig) []database {
+	var out []database
+	if c.Postgres != nil {
+		out = append(out, database{c.Postgres, or(c.Postgres.Protocol, sqlcount.Postgres), sc.PostgresListen})
+	}
+	if c.MySQL != nil {
+		out = append(out, database{c.MySQL, or(c.MySQL.Protocol, sqlcount.MySQL), sc.MySQLListen})
+	}
+	return out
 }

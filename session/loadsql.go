@@ -22,7 +22,7 @@ type loadSQL struct {
 
 // measure takes the counter's totals now and returns the function that adds
 // the difference when the load call ends.
-func (l *loadSQL) measure(p *sqlcount.Proxy) func() {
+func (l *loadSQL) measure(p interface{ Stats() sqlcount.Stats }) func() {
 	before := p.Stats()
 	return func() {
 		after := p.Stats()

@@ -92,6 +92,12 @@ func (c *Config) sharedSettings(goals []analyzer.Goal, explain int) map[string]s
 			put(s, "postgres_tls", "offered")
 		}
 	}
+	if p := c.MySQL; p != nil {
+		put(s, "mysql", p.Upstream)
+		if p.ClientTLS != nil {
+			put(s, "mysql_tls", "offered")
+		}
+	}
 	return s
 }
 

@@ -26,10 +26,13 @@ type Side struct {
 	mock     *mock.Server
 	mockSrv  *http.Server
 	mockAddr string
-	sql      *sqlcount.Proxy
-	sqlAddr  string
+	sql      sqlcount.Counters // nil without
+	sqlAddrs []string          // where each counts
+	sqlUps   []string          // the server each is in front of
+	sqlAddr  string            // the first's (PostgreSQL's when it counts)
+	sqlCtx   context.Context // the counters serve until it is done
 	sqlStop  context.CancelFunc
-	sqlDone  chan struct{}
+	sqlDone  []chan struct{}
 	wiring   replayer.Wiring
 
 	build  *replayer.Process
@@ -77,9 +80,13 @@ func (s *Side) MissLog() []*mock.MissError {
 	return s.mock.MissLog()
 }
 
-// SQLAddr is the address the side's SQL counter listens on; empty without
-// one.
+// SQLAddr is the address the side's SQL counter listens on (the first, with
+// two: PostgreSQL's); empty without one.
 func (s *Side) SQLAddr() string { return s.sqlAddr }
+
+// SQLAddrs are the addresses of the side's SQL counters, one per database
+// server (PostgreSQL's, then MySQL's).
+func (s *Side) SQLAddrs() []string { return s.sqlAddrs }
 
 // Wiring is what the build must point at: the mock as its proxy, replay's
 // CA, the SQL counter as its database.
@@ -102,8 +109,8 @@ func (s *Side) listen(ctx context.Context) error {
 			return fmt.Errorf("%smock: %w", s.label(), err)
 		}
 	}
-	if p := s.cfg.Postgres; p != nil {
-		if err := s.startSQLCounter(ctx, p); err != nil {
+	for _, db := range s.cfg.databases(s.sc) {
+		if err := s.startSQLCounter(ctx, db); err != nil {
 			return fmt.Errorf("%ssqlcount: %w", s.label(), err)
 		}
 	}
@@ -157,26 +164,39 @@ func (s *Side) openListener(addr, what, reach string) (net.Listener, error) {
 
 // startSQLCounter serves the side's SQL counter until close, whatever
 // becomes of ctx.
-func (s *Side) startSQLCounter(ctx context.Context, pg *Postgres) error {
-	l, err := s.openListener(orLoopback(s.sc.PostgresListen), "SQL counter", "it forwards connections to the database")
+func (s *Side) startSQLCounter(ctx context.Context, db database) error {
+	what := "SQL counter"
+	if len(s.cfg.databases(s.sc)) > 1 {
+		what = db.protocol + " SQL counter"
+	}
+	l, err := s.openListener(orLoopback(db.listen), what, "it forwards connections to the database")
 	if err != nil {
 		return err
 	}
-	cfg := sqlcount.Config{Upstream: pg.Upstream, ClientTLS: pg.ClientTLS, UpstreamTLS: pg.UpstreamTLS, KeepUnattributed: true}
+	cfg := sqlcount.Config{Upstream: db.Upstream, Protocol: db.protocol, ClientTLS: db.ClientTLS, UpstreamTLS: db.UpstreamTLS, KeepUnattributed: true}
 	cfg.StartupTimeout, cfg.IdleTimeout = s.cfg.Limits.SQLTimeouts()
 	p, err := sqlcount.New(cfg)
 	if err != nil {
 		l.Close()
 		return err
 	}
-	s.sql, s.sqlAddr = p, l.Addr().String()
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s.sqlStop, s.sqlDone = cancel, make(chan struct{})
+	addr := l.Addr().String()
+	s.sql = append(s.sql, p)
+	s.sqlAddrs, s.sqlUps = append(s.sqlAddrs, addr), append(s.sqlUps, db.Upstream)
+	if s.sqlStop == nil {
+		s.sqlCtx, s.sqlStop = context.WithCancel(context.WithoutCancel(ctx))
+	}
+	done := make(chan struct{})
+	s.sqlDone = append(s.sqlDone, done)
 	go func() {
-		defer close(s.sqlDone)
-		p.Serve(sctx, l)
+		defer close(done)
+		p.Serve(s.sqlCtx, l)
 	}()
-	s.wiring.Postgres, s.wiring.SQLCount, s.wiring.Listen = pg.Upstream, s.sqlAddr, pg.Listen
+	if s.sqlAddr != "" {
+		return nil // the build's environment names the first server's counter
+	}
+	s.sqlAddr = addr
+	s.wiring.Postgres, s.wiring.SQLCount, s.wiring.Listen = db.Upstream, s.sqlAddr, db.Listen
 	if s.paired {
 		s.wiring.App = "replay-" + s.sc.Name
 	}
@@ -320,7 +340,9 @@ func (s *Side) Close() {
 	}
 	if s.sqlStop != nil {
 		s.sqlStop()
-		<-s.sqlDone
+		for _, d := range s.sqlDone {
+			<-d
+		}
 		s.sqlStop = nil
 	}
 }

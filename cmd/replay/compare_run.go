@@ -72,5 +72,8 @@ func (opts *compareOptions) sessionConfig(ctx context.Context, su *compareSetup,
 	if l := su.replay.pgListen; len(l) == 2 {
 		cfg.Baseline.PostgresListen, cfg.Candidate.PostgresListen = l[0], l[1]
 	}
+	if l := su.replay.myListen; len(l) == 2 {
+		cfg.Baseline.MySQLListen, cfg.Candidate.MySQLListen = l[0], l[1]
+	}
 	return cfg, nil
 }

@@ -10,17 +10,38 @@ import (
 	"github.com/replaykit/replay/session"
 )
 
-// postgresFlags put a SQL counter in front of PostgreSQL: --postgres and its
-// TLS flags, the same forms on `record`, `run` and `compare`.
+// postgresFlags put a SQL counter in front of a database: --postgres (or,
+// named "mysql", --mysql) and its TLS flags, the same forms on `record`,
+// `run` and `compare`.
 type postgresFlags struct {
+	name string // of the flag: "" for postgres, or "mysql"
 	spec string
 	tls  pgTLSOptions
 }
 
+// mysqlFlags are postgresFlags named mysql.
+func mysqlFlags() postgresFlags { return postgresFlags{name: "mysql"} }
+
+// flag returns the flag's name.
+func (p *postgresFlags) flag() string {
+	if p.name == "" {
+		return "postgres"
+	}
+	return p.name
+}
+
+// product names the server for help and errors.
+func (p *postgresFlags) product() string {
+	if p.flag() == "mysql" {
+		return "MySQL or MariaDB"
+	}
+	return "PostgreSQL"
+}
+
 func (p *postgresFlags) addFlags(f *pflag.FlagSet) {
-	f.StringVar(&p.spec, "postgres", "", "count and record SQL: `[LISTEN=]HOST:PORT` puts a SQL counter on LISTEN in front of PostgreSQL at HOST:PORT "+
+	f.StringVar(&p.spec, p.flag(), "", "count and record SQL: `[LISTEN=]HOST:PORT` puts a SQL counter on LISTEN in front of "+p.product()+" at HOST:PORT "+
 		"(LISTEN: a free loopback port when not given; compare runs one counter per side, on \"A,B\", or on P and P+1 for LISTEN with port P)")
-	p.tls.addFlags(f, "postgres-")
+	p.tls.addFlags(f, p.flag()+"-")
 }
 
 func (p *postgresFlags) used() bool { return p.spec != "" }
@@ -35,20 +56,24 @@ func (p *postgresFlags) parse(cmd string, sides int) (listen []string, server st
 	if !p.used() {
 		return nil, "", nil
 	}
-	bad := usagef("%s: --postgres %q: want HOST:PORT of PostgreSQL, or LISTEN=HOST:PORT, e.g. 127.0.0.1:5432 or 127.0.0.1:6543=127.0.0.1:5432", cmd, p.spec)
+	example := "127.0.0.1:5432 or 127.0.0.1:6543=127.0.0.1:5432"
+	if p.flag() == "mysql" {
+		example = "127.0.0.1:3306 or 127.0.0.1:3307=127.0.0.1:3306"
+	}
+	bad := usagef("%s: --%s %q: want HOST:PORT of %s, or LISTEN=HOST:PORT, e.g. %s", cmd, p.flag(), p.spec, p.product(), example)
 	l, server, ok := strings.Cut(p.spec, "=")
 	if !ok {
 		l, server = "127.0.0.1:0", p.spec
 	}
 	if h, port, err := net.SplitHostPort(server); err != nil || h == "" || port == "" || port == "0" {
 		if ok {
-			return nil, "", usagef("%s: --postgres %q: the server %q is not HOST:PORT", cmd, p.spec, server)
+			return nil, "", usagef("%s: --%s %q: the server %q is not HOST:PORT", cmd, p.flag(), p.spec, server)
 		}
 		return nil, "", bad
 	}
 	if a, b, two := strings.Cut(l, ","); two {
 		if sides != 2 {
-			return nil, "", usagef("%s: --postgres %q: LISTEN is one address here (A,B is for the two sides of compare)", cmd, p.spec)
+			return nil, "", usagef("%s: --%s %q: LISTEN is one address here (A,B is for the two sides of compare)", cmd, p.flag(), p.spec)
 		}
 		listen = []string{strings.TrimSpace(a), strings.TrimSpace(b)}
 	} else {
@@ -79,12 +104,12 @@ func (p *postgresFlags) parse(cmd string, sides int) (listen []string, server st
 // config returns the SQL counter of a session: the server, and TLS as the
 // flags ask, with certificates from the CA in caDir; listen is where the
 // first counter listens (its host names the certificate).
-func (p *postgresFlags) config(server, listen, caDir string) (*session.Postgres, error) {
+func (p *postgresFlags) config(server, listen, caDir string) (*session.Database, error) {
 	client, upstream, err := p.tls.configs(caDir, listen)
 	if err != nil {
 		return nil, err
 	}
-	return &session.Postgres{Upstream: server, ClientTLS: client, UpstreamTLS: upstream, Listen: p.habit()}, nil
+	return &session.Database{Protocol: p.flag(), Upstream: server, ClientTLS: client, UpstreamTLS: upstream, Listen: p.habit()}, nil
 }
 
 // habit is the LISTEN of --postgres LISTEN=HOST:PORT given as one address

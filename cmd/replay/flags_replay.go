@@ -29,6 +29,7 @@ type replayFlags struct {
 	headers      []string
 	mock         mockFlags
 	postgres     postgresFlags
+	mysql        postgresFlags // named mysql
 	sqlTraced    bool
 	explain      int // negative: session.DefaultExplain when SQL is counted, else 0
 	timeout      time.Duration
@@ -51,11 +52,13 @@ func (r *replayFlags) addFlags(f *pflag.FlagSet) {
 	f.StringArrayVar(&r.headers, "header", nil, "add or replace header `'K: V'` on every request (repeatable)")
 	r.mock.addFlags(f)
 	r.postgres.addFlags(f)
+	r.mysql = mysqlFlags()
+	r.mysql.addFlags(f)
 	r.limits.AddFlags(f)
 	r.rules.AddFlags(f)
 	r.dashboard.AddFlags(f)
 	f.BoolVar(&r.sqlTraced, "sql-traced", false, "the build puts each request's traceparent in its SQL comments (sqlcommenter): count SQL under load too")
-	f.Var(flagval.AutoInt{V: &r.explain}, "explain", "replay up to `N` distinct requests (method, path, query, body) of every endpoint one at a time first (on each side), after one warm-up request per endpoint, for exact SQL counts weighted by the load's mix (default 10 with --postgres, else 0)")
+	f.Var(flagval.AutoInt{V: &r.explain}, "explain", "replay up to `N` distinct requests (method, path, query, body) of every endpoint one at a time first (on each side), after one warm-up request per endpoint, for exact SQL counts weighted by the load's mix (default 10 with --postgres or --mysql, else 0)")
 	f.DurationVar(&r.timeout, "timeout", replayer.DefaultTimeout, "per-request timeout `D`")
 	f.IntVar(&r.maxInFlight, "max-inflight", replayer.DefaultMaxInFlight, "at most `N` requests in flight (and connections), per side; raised to --vus")
 	f.DurationVar(&r.startTimeout, "start-timeout", session.DefaultStartTimeout, "wait at most `D` for each build to answer")
@@ -66,6 +69,8 @@ func (r *replayFlags) addFlags(f *pflag.FlagSet) {
 type replaySetup struct {
 	pgListen []string // per side
 	pgServer string
+	myListen []string // per side, of --mysql
+	myServer string
 	explain  int
 	goals    []analyzer.Goal
 }
@@ -86,6 +91,9 @@ func (r *replayFlags) validate(cmd string, sides int) (*replaySetup, error) {
 	if su.pgListen, su.pgServer, err = r.postgres.parse(cmd, sides); err != nil {
 		return nil, err
 	}
+	if su.myListen, su.myServer, err = r.mysql.parse(cmd, sides); err != nil {
+		return nil, err
+	}
 	switch {
 	case r.timeout <= 0:
 		return nil, usagef("%s: --timeout %s: want a positive duration", cmd, r.timeout)
@@ -97,7 +105,7 @@ func (r *replayFlags) validate(cmd string, sides int) (*replaySetup, error) {
 	su.explain = r.explain
 	if su.explain < 0 {
 		su.explain = 0
-		if r.postgres.used() {
+		if r.postgres.used() || r.mysql.used() {
 			su.explain = session.DefaultExplain
 		}
 	}
@@ -144,6 +152,11 @@ func (r *replayFlags) config(ctx context.Context, cmd string, su *replaySetup, n
 			return c, fmt.Errorf("%s: sqlcount: %w", cmd, err)
 		}
 	}
+	if su.myServer != "" {
+		if c.MySQL, err = r.mysql.config(su.myServer, su.myListen[0], r.mock.caDir); err != nil {
+			return c, fmt.Errorf("%s: sqlcount: %w", cmd, err)
+		}
+	}
 	return c, nil
 }
 
@@ -160,6 +173,9 @@ func (r *replayFlags) settings() map[string]string {
 	s := map[string]string{}
 	if r.postgres.tls.upstreamOn() {
 		s["postgres_upstream_tls"] = r.postgres.tls.upstream
+	}
+	if r.mysql.tls.upstreamOn() {
+		s["mysql_upstream_tls"] = r.mysql.tls.upstream
 	}
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -24,9 +25,9 @@ type pgTLSOptions struct {
 func (o *pgTLSOptions) addFlags(f *pflag.FlagSet, prefix string) {
 	o.prefix = prefix
 	f.BoolVar(&o.offer, prefix+"tls", false,
-		"offer TLS to the app's database connections (for sslmode=require or verify-full), with a certificate from replay's CA (--ca-dir)")
+		"offer TLS to the app's database connections (for sslmode=require or verify-full, ssl-mode=REQUIRED), with a certificate from replay's CA (--ca-dir)")
 	f.StringVar(&o.upstream, prefix+"upstream-tls", sqlcount.TLSDisable,
-		"TLS from the SQL counter to PostgreSQL: `MODE` disable, require (certificate not verified) or verify-full (system roots plus --"+prefix+"upstream-tls-ca)")
+		"TLS from the SQL counter to the database: `MODE` disable, require (certificate not verified) or verify-full (system roots plus --"+prefix+"upstream-tls-ca)")
 	f.StringVar(&o.upstreamCA, prefix+"upstream-tls-ca", "",
 		"PEM `FILE` of CA certificates trusted, with the system roots, for --"+prefix+"upstream-tls verify-full")
 }
@@ -44,7 +45,7 @@ func (o *pgTLSOptions) upstreamOn() bool {
 // whether --postgres is given, which they apply to.
 func (o *pgTLSOptions) validate(cmd string, withPostgres bool) error {
 	if o.prefix != "" && o.used() && !withPostgres {
-		return usagef("%s: --%stls and --%supstream-tls apply to --postgres, which is not given", cmd, o.prefix, o.prefix)
+		return usagef("%s: --%stls and --%supstream-tls apply to --%s, which is not given", cmd, o.prefix, o.prefix, strings.TrimSuffix(o.prefix, "-"))
 	}
 	switch o.upstream {
 	case "", sqlcount.TLSDisable, sqlcount.TLSRequire, sqlcount.TLSVerifyFull:

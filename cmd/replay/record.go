@@ -26,6 +26,7 @@ type recordOptions struct {
 	outbound      string
 	outboundHTTP2 bool
 	postgres      postgresFlags
+	mysql         postgresFlags // named mysql
 	caDir         string
 	redact        redact.Config
 	bodyLimit     int64
@@ -50,7 +51,7 @@ type recordOptions struct {
 func newCmdRecord(s streams) *cobra.Command {
 	opts := &recordOptions{stdout: s.out, stderr: s.err}
 	cmd := &cobra.Command{
-		Use:   "record --out SNAP [--inbound LISTEN=URL]... [--outbound LISTEN] [--postgres LISTEN=HOST:PORT] | --from-pcap FILE --out SNAP [--port N]...",
+		Use:   "record --out SNAP [--inbound LISTEN=URL]... [--outbound LISTEN] [--postgres LISTEN=HOST:PORT] [--mysql LISTEN=HOST:PORT] | --from-pcap FILE --out SNAP [--port N]...",
 		Short: "Record a service's traffic into a snapshot",
 		Long:  longHelp("record"),
 		Example: `  replay record --out orders.snap --inbound 127.0.0.1:8081=http://127.0.0.1:8080
@@ -75,6 +76,8 @@ func newCmdRecord(s streams) *cobra.Command {
 	f.StringVar(&opts.outbound, "outbound", "", "record outbound HTTP(S): a forward proxy on `LISTEN` for the app's HTTP_PROXY/HTTPS_PROXY")
 	f.BoolVar(&opts.outboundHTTP2, "outbound-http2", false, "for --outbound: let apps speak HTTP/2 inside intercepted HTTPS (offered by ALPN; default HTTP/1.1)")
 	opts.postgres.addFlags(f)
+	opts.mysql = mysqlFlags()
+	opts.mysql.addFlags(f)
 	opts.limits.AddFlags(f)
 	addCADirFlag(f, &opts.caDir)
 	opts.redact.AddFlags(f)
@@ -142,7 +145,7 @@ func recordRun(ctx context.Context, opts *recordOptions) error {
 		return serveErr
 	}
 	// ctx ended to stop the recording; the summary still reads the snapshot.
-	return printSummary(context.WithoutCancel(ctx), opts.stdout, opts.out, s.Summary(), p.pgListen != "")
+	return printSummary(context.WithoutCancel(ctx), opts.stdout, opts.out, s.Summary(), p.pgListen != "" || p.myListen != "")
 }
 
 // watchInterrupts turns interrupts into a stop: the first (or the end of

@@ -33,6 +33,9 @@ func printListening(w io.Writer, s *recorder.Session, p *recordPlan, opts *recor
 	if addr := s.PostgresAddr(); addr != nil {
 		fmt.Fprintf(w, "postgres %s%s → %s%s\n", addr, opts.postgres.tls.clientNote(), p.pgServer, opts.postgres.tls.upstreamNote())
 	}
+	if addr := s.MySQLAddr(); addr != nil {
+		fmt.Fprintf(w, "mysql %s%s → %s%s\n", addr, opts.mysql.tls.clientNote(), p.myServer, opts.mysql.tls.upstreamNote())
+	}
 	fmt.Fprintf(w, "recording to %s; Ctrl-C to stop\n", opts.out)
 }
 

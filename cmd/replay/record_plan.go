@@ -16,6 +16,8 @@ type recordPlan struct {
 	outbound  string
 	pgListen  string
 	pgServer  string
+	myListen  string // of --mysql
+	myServer  string
 	rules     []snapshots.Rule
 	resolve   map[string]string
 	bodyLimit int64 // as recorder configs take it: negative records none
@@ -35,8 +37,8 @@ func (opts *recordOptions) plan() (*recordPlan, error) {
 	if err := opts.checkPcap(); err != nil {
 		return nil, err
 	}
-	if opts.fromPcap == "" && len(opts.inbound) == 0 && opts.outbound == "" && !opts.postgres.used() {
-		return nil, usagef("record: nothing to record: give --inbound LISTEN=URL, --outbound LISTEN or --postgres LISTEN=HOST:PORT")
+	if opts.fromPcap == "" && len(opts.inbound) == 0 && opts.outbound == "" && !opts.postgres.used() && !opts.mysql.used() {
+		return nil, usagef("record: nothing to record: give --inbound LISTEN=URL, --outbound LISTEN, --postgres LISTEN=HOST:PORT or --mysql LISTEN=HOST:PORT")
 	}
 	for _, check := range []func(*recordPlan) error{
 		opts.planInbound, opts.planOutbound, opts.planPostgres, opts.planRecorded, opts.planResolve,
@@ -84,17 +86,26 @@ func (opts *recordOptions) planOutbound(p *recordPlan) error {
 	return nil
 }
 
-// planPostgres checks --postgres [LISTEN=]HOST:PORT and its TLS flags.
+// planPostgres checks --postgres and --mysql [LISTEN=]HOST:PORT and their
+// TLS flags.
 func (opts *recordOptions) planPostgres(p *recordPlan) error {
-	addrs, server, err := opts.postgres.parse("record", 1)
-	if err != nil || len(addrs) == 0 {
-		return err
+	for _, f := range []struct {
+		flags          *postgresFlags
+		listen, server *string
+	}{{&opts.postgres, &p.pgListen, &p.pgServer}, {&opts.mysql, &p.myListen, &p.myServer}} {
+		addrs, server, err := f.flags.parse("record", 1)
+		if err != nil {
+			return err
+		}
+		if len(addrs) == 0 {
+			continue
+		}
+		l, err := listen.Addr(addrs[0])
+		if err != nil {
+			return usagef("record: --%s %q: %v", f.flags.flag(), f.flags.spec, err)
+		}
+		*f.listen, *f.server = l, server
 	}
-	l, err := listen.Addr(addrs[0])
-	if err != nil {
-		return usagef("record: --postgres %q: %v", opts.postgres.spec, err)
-	}
-	p.pgListen, p.pgServer = l, server
 	return nil
 }
 
@@ -157,7 +168,7 @@ func (opts *recordOptions) checkPcap() error {
 		flag  string
 		given bool
 	}{
-		{"--inbound", len(opts.inbound) > 0}, {"--outbound", opts.outbound != ""}, {"--postgres", opts.postgres.used()},
+		{"--inbound", len(opts.inbound) > 0}, {"--outbound", opts.outbound != ""}, {"--postgres", opts.postgres.used()}, {"--mysql", opts.mysql.used()},
 		{"--ca-dir", opts.caDir != ""}, {"--upstream-ca", opts.upstreamCA != ""}, {"--resolve", len(opts.resolve) > 0},
 	} {
 		if c.given {

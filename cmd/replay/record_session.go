@@ -45,7 +45,10 @@ func newSession(p *recordPlan, opts *recordOptions, logger *slog.Logger) (*recor
 		cfg.Outbound = &recorder.SessionOutbound{Listen: p.outbound, CA: authority, Resolve: p.resolve, HTTP2: opts.outboundHTTP2}
 	}
 	if p.pgListen != "" {
-		cfg.Postgres = &recorder.SessionPostgres{Listen: p.pgListen, New: newSQLCounter(p.pgServer, opts, logger)}
+		cfg.Postgres = &recorder.SessionPostgres{Listen: p.pgListen, New: newSQLCounter(p.pgServer, &opts.postgres, opts, logger)}
+	}
+	if p.myListen != "" {
+		cfg.MySQL = &recorder.SessionPostgres{Listen: p.myListen, New: newSQLCounter(p.myServer, &opts.mysql, opts, logger)}
 	}
 	s, err := recorder.NewSession(cfg)
 	if err != nil {
@@ -54,12 +57,13 @@ func newSession(p *recordPlan, opts *recordOptions, logger *slog.Logger) (*recor
 	return s, authority, nil
 }
 
-// newSQLCounter returns the maker of the --postgres proxy to server.
-func newSQLCounter(server string, opts *recordOptions, logger *slog.Logger) func(net.Addr, func(*snapshots.Statement)) (recorder.PostgresProxy, error) {
+// newSQLCounter returns the maker of the --postgres (or --mysql) proxy to
+// server.
+func newSQLCounter(server string, db *postgresFlags, opts *recordOptions, logger *slog.Logger) func(net.Addr, func(*snapshots.Statement)) (recorder.PostgresProxy, error) {
 	return func(addr net.Addr, onStatement func(*snapshots.Statement)) (recorder.PostgresProxy, error) {
-		cfg := sqlcount.Config{Upstream: server, OnStatement: onStatement, Logger: logger}
+		cfg := sqlcount.Config{Upstream: server, Protocol: db.flag(), OnStatement: onStatement, Logger: logger}
 		cfg.StartupTimeout, cfg.IdleTimeout = opts.limits.SQLTimeouts()
-		if err := opts.postgres.tls.set(&cfg, opts.caDir, addr.String()); err != nil {
+		if err := db.tls.set(&cfg, opts.caDir, addr.String()); err != nil {
 			return nil, err
 		}
 		proxy, err := sqlcount.New(cfg)

@@ -137,6 +137,9 @@ func (opts *runOptions) sessionConfig(ctx context.Context, su *runSetup, notes i
 	if len(su.replay.pgListen) > 0 {
 		side.PostgresListen = su.replay.pgListen[0]
 	}
+	if len(su.replay.myListen) > 0 {
+		side.MySQLListen = su.replay.myListen[0]
+	}
 	return session.RunConfig{Config: c, Side: side, Plan: su.plan, Goals: su.replay.goals, MaxFailed: maxFailed, Ready: opts.onTarget,
 		CheckResponses: opts.check, Rules: opts.rules}, nil
 }
