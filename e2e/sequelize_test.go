@@ -39,7 +39,9 @@ func TestSequelizeMySQL(t *testing.T) {
 		return fmt.Sprintf("mysql://%s:%s@%s/%s", mariadbtest.User, mariadbtest.Password, addr, db)
 	}
 	list := endpoint{"GET /authors", func(int) (string, string, []byte) { return "GET", "/authors", nil }}
-	one := endpoint{"GET /authors/{id}", func(i int) (string, string, []byte) { return "GET", fmt.Sprintf("/authors/%d", i%sequelizeAuthors+1), nil }}
+	one := endpoint{"GET /authors/{id}", func(i int) (string, string, []byte) {
+		return "GET", fmt.Sprintf("/authors/%d", i%sequelizeAuthors+1), nil
+	}}
 
 	// The truth: the general log's statements for one request of each
 	// endpoint of each build, the app warmed up.

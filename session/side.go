@@ -30,7 +30,7 @@ type Side struct {
 	sqlAddrs []string          // where each counts
 	sqlUps   []string          // the server each is in front of
 	sqlAddr  string            // the first's (PostgreSQL's when it counts)
-	sqlCtx   context.Context // the counters serve until it is done
+	sqlCtx   context.Context   // the counters serve until it is done
 	sqlStop  context.CancelFunc
 	sqlDone  []chan struct{}
 	wiring   replayer.Wiring
