@@ -151,6 +151,12 @@ func TestSequelizeMySQL(t *testing.T) {
 	if seen != 2 {
 		t.Errorf("compare has %d of the 2 endpoints:\n%s", seen, out)
 	}
+	// The report a user reads, from the run files again.
+	text, _ := replay(t, "compare", filepath.Join(dir, "cmp", "baseline.run"), filepath.Join(dir, "cmp", "candidate.run"))
+	if !strings.Contains(string(text), "N+1") {
+		t.Errorf("the text report does not name the N+1:\n%s", text)
+	}
+	t.Logf("replay compare (text):\n%s", text)
 }
 
 // seed makes Sequelize's tables, sequelizeAuthors authors of 3 books each.

@@ -345,7 +345,7 @@ func regressionNext(c *analyzer.Comparison, e *analyzer.EndpointComparison, q qu
 	var next []string
 	switch e.Cause {
 	case analyzer.CauseNPlusOne:
-		next = append(next, fmt.Sprintf("Fix the N+1 in %s: fetch what %s reads for all rows in one query (WHERE … = ANY($1), or a JOIN) instead of once per row, then re-run the comparison.",
+		next = append(next, fmt.Sprintf("Fix the N+1 in %s: fetch what %s reads for all rows in one query (WHERE … IN (…) or = ANY($1), or a JOIN) instead of once per row, then re-run the comparison.",
 			e.Endpoint, q(c.StatementName(e.Fingerprint))))
 	case analyzer.CauseSQL:
 		next = append(next, fmt.Sprintf("Remove or batch the extra statements in %s (see the SQL per fingerprint), then re-run the comparison.", e.Endpoint))
