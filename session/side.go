@@ -176,10 +176,11 @@ func (s *Side) startSQLCounter(ctx context.Context, pg *Postgres) error {
 		defer close(s.sqlDone)
 		p.Serve(sctx, l)
 	}()
-	s.wiring.Postgres, s.wiring.SQLCount, s.wiring.Listen = pg.Upstream, s.sqlAddr, pg.Listen
+	route := replayer.DatabaseRoute{Protocol: replayer.PostgreSQL, Upstream: pg.Upstream, Listen: pg.Listen, Counter: s.sqlAddr}
 	if s.paired {
-		s.wiring.App = "replay-" + s.sc.Name
+		route.App = "replay-" + s.sc.Name
 	}
+	s.wiring.Databases = append(s.wiring.Databases, route)
 	return nil
 }
 
