@@ -103,7 +103,7 @@ func waitGone(t *testing.T, pid int) {
 
 func TestStartBuildWiresEnvironmentAndStops(t *testing.T) {
 	b := helperBuild(t, "serve")
-	w := Wiring{Proxy: "127.0.0.1:4000", CABundle: "/ca/bundle.pem", CACert: "/ca/ca.pem", Postgres: "127.0.0.1:5432", SQLCount: "127.0.0.1:6543"}
+	w := Wiring{Proxy: "127.0.0.1:4000", CABundle: "/ca/bundle.pem", CACert: "/ca/ca.pem", Databases: []DatabaseRoute{{Protocol: PostgreSQL, Upstream: "127.0.0.1:5432", Counter: "127.0.0.1:6543"}}}
 	p, err := StartBuild(context.Background(), b, w)
 	if err != nil {
 		t.Fatal(err)
@@ -223,25 +223,25 @@ func TestWiringEnviron(t *testing.T) {
 		},
 		{
 			name: "database rewritten",
-			w:    Wiring{Postgres: "db:5432", SQLCount: "127.0.0.1:7000"},
+			w:    Wiring{Databases: []DatabaseRoute{{Protocol: PostgreSQL, Upstream: "db:5432", Counter: "127.0.0.1:7000"}}},
 			want: []string{"HOME=/root", "DATABASE_URL=postgres://u@127.0.0.1:7000/x", "PGHOST=127.0.0.1", "PGPORT=7000", "HTTP_PROXY=http://corp:3128", "PORT=8081", "REPLAY_SQLCOUNT_ADDR=127.0.0.1:7000"},
 		},
 		{
-			name:  "other spelling left alone",
-			w:     Wiring{Postgres: "127.0.0.1:5432", SQLCount: "127.0.0.1:7000"},
+			name:  "another spelling of the server is rewritten (localhost for 127.0.0.1)",
+			w:     Wiring{Databases: []DatabaseRoute{{Protocol: PostgreSQL, Upstream: "127.0.0.1:5432", Counter: "127.0.0.1:7000"}}},
 			extra: []string{"DB=postgres://localhost:5432/x"},
-			want:  []string{"HOME=/root", "DATABASE_URL=postgres://u@db:5432/x", "PGHOST=db", "PGPORT=5432", "HTTP_PROXY=http://corp:3128", "DB=postgres://localhost:5432/x", "PORT=8081", "REPLAY_SQLCOUNT_ADDR=127.0.0.1:7000"},
+			want:  []string{"HOME=/root", "DATABASE_URL=postgres://u@db:5432/x", "PGHOST=db", "PGPORT=5432", "HTTP_PROXY=http://corp:3128", "DB=postgres://127.0.0.1:7000/x", "PORT=8081", "REPLAY_SQLCOUNT_ADDR=127.0.0.1:7000"},
 		},
 		{
 			name:  "LISTEN, the address record taught, goes to this side's counter",
-			w:     Wiring{Postgres: "db:5432", SQLCount: "127.0.0.1:6544", Listen: "127.0.0.1:6543", App: "replay-candidate"},
+			w:     Wiring{Databases: []DatabaseRoute{{Protocol: PostgreSQL, Upstream: "db:5432", Counter: "127.0.0.1:6544", Listen: "127.0.0.1:6543", App: "replay-candidate"}}},
 			extra: []string{"DATABASE_URL=postgres://u@127.0.0.1:6543/x", "PGHOST=127.0.0.1", "PGPORT=6543", "OTHER=127.0.0.1:65430"},
 			want: []string{"HOME=/root", "DATABASE_URL=postgres://u@127.0.0.1:6544/x", "PGHOST=127.0.0.1", "PGPORT=6544", "HTTP_PROXY=http://corp:3128", "OTHER=127.0.0.1:65430",
 				"PORT=8081", "REPLAY_SQLCOUNT_ADDR=127.0.0.1:6544", "PGAPPNAME=replay-candidate"},
 		},
 		{
 			name:  "the counter at LISTEN itself: unchanged; PGAPPNAME given wins",
-			w:     Wiring{Postgres: "db:5432", SQLCount: "127.0.0.1:6543", Listen: "127.0.0.1:6543", App: "replay-baseline"},
+			w:     Wiring{Databases: []DatabaseRoute{{Protocol: PostgreSQL, Upstream: "db:5432", Counter: "127.0.0.1:6543", Listen: "127.0.0.1:6543", App: "replay-baseline"}}},
 			extra: []string{"DATABASE_URL=postgres://u@127.0.0.1:6543/x", "PGAPPNAME=orders"},
 			want: []string{"HOME=/root", "DATABASE_URL=postgres://u@127.0.0.1:6543/x", "PGHOST=127.0.0.1", "PGPORT=6543", "HTTP_PROXY=http://corp:3128", "PGAPPNAME=orders",
 				"PORT=8081", "REPLAY_SQLCOUNT_ADDR=127.0.0.1:6543"},

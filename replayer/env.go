@@ -1,7 +1,7 @@
 package replayer
 
 import (
-	"net"
+	"context"
 	"strconv"
 	"strings"
 )
@@ -18,21 +18,13 @@ type Wiring struct {
 	// CACert is a PEM file with replay's CA alone (for NODE_EXTRA_CA_CERTS,
 	// which adds to Node's roots); empty: not set.
 	CACert string
-	// Postgres is the real database's host:port as the build would reach it
-	// (the upstream of --postgres); SQLCount is the address of the SQL
-	// counter in front of it. Both empty: no database rewriting.
-	Postgres, SQLCount string
-	// Listen is an address the build's environment may name for the SQL
-	// counter out of habit: LISTEN of `--postgres LISTEN=HOST:PORT`, where
-	// `record` had the app connect. It is rewritten to SQLCount like
-	// Postgres, so that each side of a comparison reaches its own counter.
-	// Empty: none.
-	Listen string
-	// App is the application_name the build's PostgreSQL clients give
-	// (PGAPPNAME, which libpq and pgx honour), so that a counter can tell
-	// which build connected; set only when the environment sets no
-	// PGAPPNAME. Empty: not set.
-	App string
+	// Databases are the database servers the build reaches through a SQL
+	// counter, one route per server; none: no database rewriting.
+	Databases []DatabaseRoute
+	// LookupHost resolves the host names the environment gives for a
+	// database, to tell whether one names a route's server; nil:
+	// net.DefaultResolver.LookupHost.
+	LookupHost func(ctx context.Context, host string) ([]string, error)
 }
 
 // Environ returns the environment of a build listening on port: base (e.g.
@@ -45,16 +37,22 @@ type Wiring struct {
 //     that loopback calls (replay's own, the database) bypass it;
 //   - with a CA: SSL_CERT_FILE and REQUESTS_CA_BUNDLE set to the bundle
 //     (system roots plus replay's CA), NODE_EXTRA_CA_CERTS to the CA alone;
-//   - with a SQL counter: every variable whose value contains the
-//     --postgres upstream HOST:PORT exactly (DATABASE_URL inherited or
-//     given, any other given one), or the Listen address, gets that text
-//     replaced by the counter's HOST:PORT (not where a digit follows it:
-//     127.0.0.1:543 is not in 127.0.0.1:5432); PGHOST and PGPORT are
-//     rewritten when they name the upstream or Listen host and port;
-//     REPLAY_SQLCOUNT_ADDR is set to the counter's address, and PGAPPNAME to
-//     App unless the environment sets it. A URL naming the server
-//     differently (another host name, or no port for 5432) is left alone:
-//     give it with --env.
+//   - for each database route: every address that names the route's
+//     server, Upstream or Listen, gets the counter's host and port instead.
+//     An address names the server when its port is the same (an absent
+//     port is the protocol's default) and its host is the same name or
+//     resolves to a common address; loopback is one host (localhost,
+//     127.0.0.1, [::1]). Addresses are read in URLs of the protocol's
+//     schemes (several hosts, libpq's host/port query parameters, after a
+//     "jdbc:" prefix too), libpq key=value strings (host, hostaddr, port),
+//     go-sql-driver/mysql DSNs (user@tcp(host:port)/db, user@/db), the
+//     protocol's host/port variable pairs (PGHOST/PGPORT, MYSQL_HOST/
+//     MYSQL_PORT…) and address variables (MYSQL_ADDR), and a value that is
+//     HOST:PORT alone; other text has the route's exact HOST:PORT replaced
+//     (not where a digit follows it: 127.0.0.1:543 is not in
+//     127.0.0.1:5432). Protocol.CounterVar (REPLAY_SQLCOUNT_ADDR) is set to
+//     the counter, Protocol.AppVar (PGAPPNAME) to App unless the
+//     environment sets it.
 //
 // Later entries win; the result has one entry per name.
 func (w Wiring) Environ(base, extra []string, port int) []string {
@@ -62,6 +60,7 @@ func (w Wiring) Environ(base, extra []string, port int) []string {
 	for _, kv := range extra {
 		env.setKV(kv)
 	}
+	w.rewriteDatabases(env)
 	env.set("PORT", strconv.Itoa(port))
 	if w.Proxy != "" {
 		p := "http://" + w.Proxy
@@ -79,65 +78,52 @@ func (w Wiring) Environ(base, extra []string, port int) []string {
 	if w.CACert != "" {
 		env.set("NODE_EXTRA_CA_CERTS", w.CACert)
 	}
-	if w.Postgres != "" && w.SQLCount != "" {
-		w.rewriteDatabase(env)
+	for _, r := range w.Databases {
+		env.set(r.Protocol.CounterVar, r.Counter)
+		if r.App != "" && r.Protocol.AppVar != "" && env.get(r.Protocol.AppVar) == "" {
+			env.set(r.Protocol.AppVar, r.App)
+		}
 	}
 	return env.kvs
 }
 
-// rewriteDatabase points the database variables of env at the SQL counter.
-func (w Wiring) rewriteDatabase(env *envList) {
-	from := []string{w.Postgres}
-	if w.Listen != "" && w.Listen != w.SQLCount {
-		from = append(from, w.Listen)
-	}
-	for i, kv := range env.kvs {
-		k, v, _ := strings.Cut(kv, "=")
-		if nv := replaceAddrs(v, from, w.SQLCount); nv != v {
-			env.kvs[i] = k + "=" + nv
-		}
-	}
-	ch, cp, err := net.SplitHostPort(w.SQLCount)
-	for _, a := range from {
-		h, p, err2 := net.SplitHostPort(a)
-		if err == nil && err2 == nil && env.get("PGHOST") == h && env.get("PGPORT") == p {
-			env.set("PGHOST", ch)
-			env.set("PGPORT", cp)
-			break
-		}
-	}
-	env.set("REPLAY_SQLCOUNT_ADDR", w.SQLCount)
-	if w.App != "" && env.get("PGAPPNAME") == "" {
-		env.set("PGAPPNAME", w.App)
-	}
-}
-
-// replaceAddrs replaces in v every occurrence of an address of from that
-// no digit follows (a longer port) with to, in one pass: what it writes is
-// not searched again.
-func replaceAddrs(v string, from []string, to string) string {
-	var b strings.Builder
-	i := 0
-	for i < len(v) {
-		n := 0
-		for _, a := range from {
-			if strings.HasPrefix(v[i:], a) && (i+len(a) == len(v) || !isDigit(v[i+len(a)])) {
-				n = len(a)
-				break
-			}
-		}
-		if n == 0 {
-			b.WriteByte(v[i])
-			i++
+// rewriteDatabases points the database addresses of env at the routes'
+// counters.
+func (w Wiring) rewriteDatabases(env *envList) {
+	m := newAddrMatcher(w.LookupHost)
+	for _, dr := range w.Databases {
+		r, ok := newRoute(dr, m)
+		if !ok {
 			continue
 		}
-		b.WriteString(to)
-		i += n
+		done := map[string]bool{}
+		for _, pair := range r.Protocol.HostPortVars {
+			h, p := env.get(pair[0]), env.get(pair[1])
+			if h != "" && !strings.Contains(h, ",") && r.names(h, p) {
+				env.set(pair[0], r.host)
+				env.set(pair[1], r.port)
+				done[pair[0]], done[pair[1]] = true, true
+			}
+		}
+		for _, k := range r.Protocol.AddrVars {
+			if v := env.get(k); v != "" {
+				if nv, ok := r.addrValue(v); ok {
+					env.set(k, nv)
+					done[k] = true
+				}
+			}
+		}
+		for i, kv := range env.kvs {
+			k, v, _ := strings.Cut(kv, "=")
+			if done[k] {
+				continue
+			}
+			if nv := r.value(v); nv != v {
+				env.kvs[i] = k + "=" + nv
+			}
+		}
 	}
-	return b.String()
 }
-
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // envList is an environment with one entry per name, in order.
 type envList struct {

@@ -28,13 +28,11 @@ func (s *Side) WriteStartHint(w io.Writer) {
 		parts = append(parts, "HTTP_PROXY=http://"+addr, "HTTPS_PROXY=http://"+addr, "NO_PROXY=localhost,127.0.0.1,::1",
 			"SSL_CERT_FILE="+s.wiring.CABundle, "NODE_EXTRA_CA_CERTS="+s.wiring.CACert)
 	}
-	for i, addr := range s.sqlAddrs {
-		fmt.Fprintf(w, "%ssqlcount: counting SQL on %s in front of %s; point %s's database at %s\n", prefix, addr, s.sqlUps[i], build, addr)
-	}
-	if addr := s.SQLAddr(); addr != "" {
-		if s.wiring.App != "" {
+	for _, r := range s.wiring.Databases {
+		fmt.Fprintf(w, "%ssqlcount: counting SQL on %s in front of %s; point %s's database at %s\n", prefix, r.Counter, r.Upstream, build, r.Counter)
+		if r.App != "" && r.Protocol.AppVar != "" {
 			// The counter tells the builds apart by it (analyzer.CompareFaults).
-			parts = append(parts, "PGAPPNAME="+s.wiring.App)
+			parts = append(parts, r.Protocol.AppVar+"="+r.App)
 		}
 	}
 	if len(parts) > 0 {

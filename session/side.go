@@ -28,7 +28,6 @@ type Side struct {
 	mockAddr string
 	sql      sqlcount.Counters // nil without
 	sqlAddrs []string          // where each counts
-	sqlUps   []string          // the server each is in front of
 	sqlAddr  string            // the first's (PostgreSQL's when it counts)
 	sqlCtx   context.Context   // the counters serve until it is done
 	sqlStop  context.CancelFunc
@@ -182,7 +181,7 @@ func (s *Side) startSQLCounter(ctx context.Context, db database) error {
 	}
 	addr := l.Addr().String()
 	s.sql = append(s.sql, p)
-	s.sqlAddrs, s.sqlUps = append(s.sqlAddrs, addr), append(s.sqlUps, db.Upstream)
+	s.sqlAddrs = append(s.sqlAddrs, addr)
 	if s.sqlStop == nil {
 		s.sqlCtx, s.sqlStop = context.WithCancel(context.WithoutCancel(ctx))
 	}
@@ -192,14 +191,18 @@ func (s *Side) startSQLCounter(ctx context.Context, db database) error {
 		defer close(done)
 		p.Serve(s.sqlCtx, l)
 	}()
-	if s.sqlAddr != "" {
-		return nil // the build's environment names the first server's counter
+	if s.sqlAddr == "" {
+		s.sqlAddr = addr
 	}
-	s.sqlAddr = addr
-	s.wiring.Postgres, s.wiring.SQLCount, s.wiring.Listen = db.Upstream, s.sqlAddr, db.Listen
-	if s.paired {
-		s.wiring.App = "replay-" + s.sc.Name
+	proto, ok := replayer.DatabaseProtocolNamed(db.protocol)
+	if !ok {
+		return fmt.Errorf("no environment rewriting for protocol %q", db.protocol)
 	}
+	route := replayer.DatabaseRoute{Protocol: proto, Upstream: db.Upstream, Listen: db.Listen, Counter: addr}
+	if s.paired && proto.AppVar != "" {
+		route.App = "replay-" + s.sc.Name
+	}
+	s.wiring.Databases = append(s.wiring.Databases, route)
 	return nil
 }
 

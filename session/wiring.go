@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -36,18 +37,23 @@ func (s *Side) wiringFacts() *snapshots.Wiring {
 // use (PGAPPNAME, see WriteStartHint); "" when its own environment names
 // one, or the side is alone.
 func (s *Side) givenApp() string {
-	app := s.wiring.App
-	if app == "" || s.sc.Cmd == "" {
-		return app
+	var r replayer.DatabaseRoute
+	for _, d := range s.wiring.Databases {
+		if d.Counter == s.sqlAddr {
+			r = d
+		}
+	}
+	if r.App == "" || s.sc.Cmd == "" {
+		return r.App
 	}
 	for _, env := range [][]string{os.Environ(), s.cfg.Env, s.sc.Env} {
 		for _, kv := range env {
-			if k, v, _ := strings.Cut(kv, "="); k == "PGAPPNAME" && v != "" {
+			if k, v, _ := strings.Cut(kv, "="); k == r.Protocol.AppVar && v != "" {
 				return ""
 			}
 		}
 	}
-	return app
+	return r.App
 }
 
 // recordedCalls counts the recorded outbound calls to mocked services that
