@@ -20,7 +20,7 @@ func TestLongHelp(t *testing.T) {
 		"":                {"`replay demo orders`", "APP_SLOW=1", "replay demo orders --help"},
 		"ca":              {"ca creates replay's certificate authority on first use", "DIR/ca-key.pem"},
 		"inspect":         {"inspect summarizes a snapshot", "while replay\nrecord is still writing it"},
-		"sqlcount":        {"sqlcount is a PostgreSQL wire-protocol proxy", "--json is given."},
+		"sqlcount":        {"sqlcount is a database wire-protocol proxy", "--protocol says which database it is", "clients need --tls)."},
 		"snapshot":        {"snapshot converts snapshots to and from portable formats", "import as inbound exchanges."},
 		"snapshot export": {"export writes every exchange and SQL statement", "may be left out when FILE ends in .jsonl, .ndjson or .har."},
 		"k8s":             {"k8s runs one replay plan as N shards on Kubernetes", "kubectl apply -f replay.yaml"},
