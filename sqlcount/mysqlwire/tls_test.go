@@ -66,8 +66,23 @@ func TestTLS(t *testing.T) {
 	if n := len(plain.statements()); n != 1 {
 		t.Errorf("%d statements counted in the clear, want 1", n)
 	}
-	// A server without TLS, when the proxy must use it: refused, said so.
+	// TLS toward the app only, in front of a server in the clear: the proxy
+	// offers TLS itself.
 	s2 := mariadbtest.Shared(t)
+	clientOnly := startProxy(t, s2.Addr(), func(c *Config) { c.ClientTLS = authority.TLSConfig("127.0.0.1") })
+	db, err := sql.Open("mysql", s2.DSN(clientOnly.Addr, "mysql", "tls=replay-verify"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var one int
+	if err := db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		t.Errorf("TLS toward the app only: %v", err)
+	}
+	db.Close()
+	if n := len(clientOnly.statements()); n != 1 {
+		t.Errorf("%d statements counted with TLS toward the app only, want 1", n)
+	}
+	// A server without TLS, when the proxy must use it: refused, said so.
 	noTLS := startProxy(t, s2.Addr(), func(c *Config) { c.UpstreamTLS = &tls.Config{InsecureSkipVerify: true} })
 	err = query(noTLS.Addr)
 	if err == nil || !strings.Contains(err.Error(), "does not accept TLS") {
