@@ -68,6 +68,11 @@ func TestNodeMySQL2(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("statements per fingerprint (-server's log +proxy):\n%s", d)
 	}
+	for _, st := range tp.statements() {
+		if st.Fingerprint == "SELECT id, title FROM books WHERE year > ?" && st.Rows != 3 {
+			t.Errorf("the executed select read %d rows, want 3", st.Rows)
+		}
+	}
 	if st := tp.Stats(); st.Errors != 1 {
 		t.Errorf("%d errors counted, want 1", st.Errors)
 	}

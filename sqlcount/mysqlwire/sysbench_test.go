@@ -72,6 +72,13 @@ func TestSysbenchKnownAnswer(t *testing.T) {
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("statements per fingerprint (-server's log +proxy):\n%s", d)
 			}
+			// Rows too: each point select reads one (the result set framed
+			// right, with its column EOF or without, as the client asked).
+			for _, st := range tp.statements() {
+				if st.Fingerprint == "SELECT c FROM sbtest1 WHERE id = ?" && st.Rows != 1 {
+					t.Fatalf("a point select read %d rows, want 1", st.Rows)
+				}
+			}
 			if !strings.Contains(out, "transactions:                        100 ") {
 				t.Errorf("sysbench did not run 100 transactions:\n%s", out)
 			}
