@@ -119,16 +119,30 @@ var Cases = []struct {
 	Name string
 	Run  func(ctx context.Context, cc *grpc.ClientConn)
 }{
-	{"empty_unary", func(ctx context.Context, cc *grpc.ClientConn) { interop.DoEmptyUnaryCall(ctx, testgrpc.NewTestServiceClient(cc)) }},
-	{"large_unary", func(ctx context.Context, cc *grpc.ClientConn) { interop.DoLargeUnaryCall(ctx, testgrpc.NewTestServiceClient(cc)) }},
-	{"client_streaming", func(ctx context.Context, cc *grpc.ClientConn) { interop.DoClientStreaming(ctx, testgrpc.NewTestServiceClient(cc)) }},
-	{"server_streaming", func(ctx context.Context, cc *grpc.ClientConn) { interop.DoServerStreaming(ctx, testgrpc.NewTestServiceClient(cc)) }},
-	{"ping_pong", func(ctx context.Context, cc *grpc.ClientConn) { interop.DoPingPong(ctx, testgrpc.NewTestServiceClient(cc)) }},
-	{"empty_stream", func(ctx context.Context, cc *grpc.ClientConn) { interop.DoEmptyStream(ctx, testgrpc.NewTestServiceClient(cc)) }},
+	{"empty_unary", func(ctx context.Context, cc *grpc.ClientConn) {
+		interop.DoEmptyUnaryCall(ctx, testgrpc.NewTestServiceClient(cc))
+	}},
+	{"large_unary", func(ctx context.Context, cc *grpc.ClientConn) {
+		interop.DoLargeUnaryCall(ctx, testgrpc.NewTestServiceClient(cc))
+	}},
+	{"client_streaming", func(ctx context.Context, cc *grpc.ClientConn) {
+		interop.DoClientStreaming(ctx, testgrpc.NewTestServiceClient(cc))
+	}},
+	{"server_streaming", func(ctx context.Context, cc *grpc.ClientConn) {
+		interop.DoServerStreaming(ctx, testgrpc.NewTestServiceClient(cc))
+	}},
+	{"ping_pong", func(ctx context.Context, cc *grpc.ClientConn) {
+		interop.DoPingPong(ctx, testgrpc.NewTestServiceClient(cc))
+	}},
+	{"empty_stream", func(ctx context.Context, cc *grpc.ClientConn) {
+		interop.DoEmptyStream(ctx, testgrpc.NewTestServiceClient(cc))
+	}},
 	{"timeout_on_sleeping_server", func(ctx context.Context, cc *grpc.ClientConn) {
 		interop.DoTimeoutOnSleepingServer(ctx, testgrpc.NewTestServiceClient(cc))
 	}},
-	{"cancel_after_begin", func(ctx context.Context, cc *grpc.ClientConn) { interop.DoCancelAfterBegin(ctx, testgrpc.NewTestServiceClient(cc)) }},
+	{"cancel_after_begin", func(ctx context.Context, cc *grpc.ClientConn) {
+		interop.DoCancelAfterBegin(ctx, testgrpc.NewTestServiceClient(cc))
+	}},
 	{"cancel_after_first_response", func(ctx context.Context, cc *grpc.ClientConn) {
 		interop.DoCancelAfterFirstResponse(ctx, testgrpc.NewTestServiceClient(cc))
 	}},
@@ -138,7 +152,9 @@ var Cases = []struct {
 	{"special_status_message", func(ctx context.Context, cc *grpc.ClientConn) {
 		interop.DoSpecialStatusMessage(ctx, testgrpc.NewTestServiceClient(cc))
 	}},
-	{"custom_metadata", func(ctx context.Context, cc *grpc.ClientConn) { interop.DoCustomMetadata(ctx, testgrpc.NewTestServiceClient(cc)) }},
+	{"custom_metadata", func(ctx context.Context, cc *grpc.ClientConn) {
+		interop.DoCustomMetadata(ctx, testgrpc.NewTestServiceClient(cc))
+	}},
 	{"unimplemented_method", func(ctx context.Context, cc *grpc.ClientConn) { interop.DoUnimplementedMethod(ctx, cc) }},
 	{"unimplemented_service", func(ctx context.Context, cc *grpc.ClientConn) {
 		interop.DoUnimplementedService(ctx, testgrpc.NewUnimplementedServiceClient(cc))
