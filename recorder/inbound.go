@@ -39,7 +39,7 @@ type InboundConfig struct {
 	// NewInboundTransport(nil).
 	Transport http.RoundTripper
 	// HTTP2Transport sends the requests that go on over HTTP/2 (gRPC calls,
-	// and h2c requests; see wantsHTTP2); nil means NewHTTP2Transport(nil).
+	// and h2c requests; see wantsHTTP2); nil means NewHTTP2Transport(nil, nil).
 	HTTP2Transport http.RoundTripper
 	// Logger receives proxy errors at debug level; nil discards.
 	Logger *slog.Logger
@@ -99,7 +99,7 @@ func NewInbound(cfg InboundConfig) (*Inbound, error) {
 		transport.h1 = NewInboundTransport(nil)
 	}
 	if transport.h2 == nil {
-		transport.h2 = NewHTTP2Transport(nil)
+		transport.h2 = NewHTTP2Transport(nil, nil)
 	}
 	in.proxy = &httputil.ReverseProxy{
 		Rewrite:        in.rewrite,
@@ -212,7 +212,17 @@ func (in *Inbound) errorHandler(w http.ResponseWriter, r *http.Request, err erro
 		status = http.StatusGatewayTimeout
 	}
 	body := []byte(fmt.Sprintf("replay: cannot reach the app at %s: %v\n", in.target, err))
-	if x, _ := r.Context().Value(inboundKey{}).(*inboundExchange); x != nil {
+	x, _ := r.Context().Value(inboundKey{}).(*inboundExchange)
+	if x != nil && x.grpc {
+		// Answered as gRPC does: the client reports the status.
+		x.err, x.errHeader = err, w.Header()
+		for k, vs := range grpcFailure(r, x.e.Start, err) {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	if x != nil {
 		x.err = err
 		x.errHeader = w.Header()
 		x.errStatus = status

@@ -1,7 +1,9 @@
 package recorder
 
 import (
+	"context"
 	"crypto/tls"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -9,28 +11,67 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/net/http2"
+
 	"github.com/replaykit/replay/grpcwire"
 	"github.com/replaykit/replay/snapshots"
 )
 
-// NewHTTP2Transport returns the transport that forwards HTTP/2 requests:
+// HTTP2Transport forwards HTTP/2 requests with golang.org/x/net/http2:
 // HTTP/2 only, h2c with prior knowledge to http:// (as gRPC clients speak
-// it) and h2 by ALPN to https://, no proxy from the environment, no
-// transparent decompression. tlsConfig may be nil.
-func NewHTTP2Transport(tlsConfig *tls.Config) *http.Transport {
-	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
-	p := new(http.Protocols)
-	p.SetHTTP2(true)
-	p.SetUnencryptedHTTP2(true)
-	return &http.Transport{
-		DialContext:         d.DialContext,
-		TLSClientConfig:     tlsConfig,
-		Protocols:           p,
-		MaxIdleConnsPerHost: 1024,
-		IdleConnTimeout:     90 * time.Second,
-		TLSHandshakeTimeout: 10 * time.Second,
-		DisableCompression:  true,
+// it) and h2 by ALPN to https://. It never uses a proxy from the
+// environment and never decompresses. A stream the peer resets comes back
+// as an http2.StreamError.
+type HTTP2Transport struct {
+	h2c, h2 *http2.Transport
+}
+
+// NewHTTP2Transport returns an HTTP2Transport that dials with dial (nil: a
+// plain net.Dialer) and verifies TLS with tlsConfig (nil: the system
+// roots).
+func NewHTTP2Transport(dial func(ctx context.Context, network, addr string) (net.Conn, error), tlsConfig *tls.Config) *HTTP2Transport {
+	if dial == nil {
+		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+		dial = d.DialContext
 	}
+	plain := &http2.Transport{
+		AllowHTTP:          true,
+		DisableCompression: true,
+		DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
+			return dial(ctx, network, addr)
+		},
+	}
+	secure := &http2.Transport{
+		TLSClientConfig:    tlsConfig.Clone(),
+		DisableCompression: true,
+		DialTLSContext: func(ctx context.Context, network, addr string, cfg *tls.Config) (net.Conn, error) {
+			c, err := dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			tc := tls.Client(c, cfg)
+			if err := tc.HandshakeContext(ctx); err != nil {
+				c.Close()
+				return nil, err
+			}
+			return tc, nil
+		},
+	}
+	return &HTTP2Transport{h2c: plain, h2: secure}
+}
+
+// RoundTrip sends r over h2c or h2, by its URL's scheme.
+func (t *HTTP2Transport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Scheme == "https" {
+		return t.h2.RoundTrip(r)
+	}
+	return t.h2c.RoundTrip(r)
+}
+
+// CloseIdleConnections closes the connections no stream uses.
+func (t *HTTP2Transport) CloseIdleConnections() {
+	t.h2c.CloseIdleConnections()
+	t.h2.CloseIdleConnections()
 }
 
 // InboundProtocols are the protocols an inbound proxy serves: HTTP/1.1,
@@ -133,4 +174,48 @@ func mergeMessages(client, server []snapshots.Message) []snapshots.Message {
 		return 0
 	})
 	return all
+}
+
+// grpcFailure is how a proxy answers a gRPC call it could not forward: as
+// gRPC does (HTTP 200, "Trailers-Only", a grpc-status), so that the client
+// reports a gRPC error rather than a bad HTTP status. A call whose deadline
+// (grpc-timeout) has passed waits a moment for the client's own cancel,
+// which then reports DEADLINE_EXCEEDED as it would without the proxy.
+func grpcFailure(r *http.Request, start time.Time, err error) http.Header {
+	if d, perr := grpcwire.ParseTimeout(r.Header.Get("Grpc-Timeout")); perr == nil && time.Since(start) >= d {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(time.Second):
+		}
+	}
+	code := 14 // UNAVAILABLE: the app or upstream could not be reached
+	var se http2.StreamError
+	switch {
+	case errors.As(err, &se):
+		code = rstCode(se.Code)
+	case errors.Is(err, context.DeadlineExceeded):
+		code = 4
+	case errors.Is(err, context.Canceled):
+		code = 1
+	}
+	st := grpcwire.Status{Code: code, Message: "replay: " + err.Error()}
+	h := st.Trailer()
+	h.Set("Content-Type", "application/grpc")
+	return h
+}
+
+// rstCode maps an HTTP/2 RST_STREAM code to a gRPC status code as gRPC's
+// specification does.
+func rstCode(c http2.ErrCode) int {
+	switch c {
+	case http2.ErrCodeRefusedStream:
+		return 14
+	case http2.ErrCodeCancel:
+		return 1
+	case http2.ErrCodeEnhanceYourCalm:
+		return 8
+	case http2.ErrCodeInadequateSecurity:
+		return 7
+	}
+	return 13 // INTERNAL
 }

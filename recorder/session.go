@@ -266,7 +266,7 @@ func (s *Session) newProxies(cfg SessionConfig) error {
 			Transport: NewInboundTransport(cfg.UpstreamTLS),
 			Logger:    cfg.Logger,
 
-			HTTP2Transport: NewHTTP2Transport(cfg.UpstreamTLS),
+			HTTP2Transport: NewHTTP2Transport(nil, cfg.UpstreamTLS),
 		})
 		if err != nil {
 			return &PartError{PartInbound, err}
