@@ -115,8 +115,9 @@ type grpcTap struct {
 	rc io.ReadCloser
 	mu sync.Mutex
 	s  grpcwire.Stream
-	// err is the body's read error other than EOF.
+	// err is the body's read error other than EOF; eof that the body ended.
 	err error
+	eof bool
 }
 
 func newGRPCTap(rc io.ReadCloser, from snapshots.Sender, start time.Time, encoding string, limit int64) *grpcTap {
@@ -140,8 +141,43 @@ func (t *grpcTap) Read(p []byte) (int, error) {
 		}
 		t.mu.Unlock()
 	}
+	if err == io.EOF {
+		t.mu.Lock()
+		t.eof = true
+		t.mu.Unlock()
+	}
 	return n, err
 }
+
+// drain reads what the client sent that the upstream did not read (it
+// answered before the request ended: an error, "Trailers-Only"), so that
+// the recording holds the messages the client sent; for at most d, then
+// the body is closed.
+func (t *grpcTap) drain(d time.Duration) {
+	t.mu.Lock()
+	done := t.eof || t.err != nil
+	t.mu.Unlock()
+	if done {
+		return
+	}
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		io.Copy(io.Discard, t)
+	}()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ended:
+	case <-timer.C:
+		t.rc.Close()
+		<-ended
+	}
+}
+
+// drainTime bounds grpcTap.drain: the messages of a request the upstream
+// answered early are already on their way.
+const drainTime = 50 * time.Millisecond
 
 func (t *grpcTap) Close() error { return t.rc.Close() }
 

@@ -187,6 +187,9 @@ func (c *outboundCall) finish() {
 	}
 	var client, server []snapshots.Message
 	if c.reqTap != nil {
+		if c.resTap != nil {
+			c.reqTap.drain(drainTime)
+		}
 		client, c.e.RequestBodySize = c.reqTap.result(c.o.limit)
 	}
 	if c.resTap != nil {

@@ -160,3 +160,6 @@ var Cases = []struct {
 		interop.DoUnimplementedService(ctx, testgrpc.NewUnimplementedServiceClient(cc))
 	}},
 }
+
+// Stop stops the server at once: a mock must answer without it.
+func (s *Server) Stop() { s.srv.Stop() }
