@@ -22,5 +22,6 @@
 //
 // Each layer is fuzzed on its own (FuzzSplitter, FuzzReadFrame,
 // FuzzTimeout, FuzzStatus). Decoding the messages themselves (protobuf)
-// is package pbdecode's; HTTP/2 frames are golang.org/x/net/http2's.
+// is package pbdecode's; HTTP/2 frames are golang.org/x/net/http2's, and
+// an HTTP/2 connection seen passively (a capture) package h2wire's.
 package grpcwire
