@@ -132,9 +132,36 @@ func TestMockGRPCInterop(t *testing.T) {
 			proxy := startMock(t, s)
 			cc := dialGRPC(t, strings.TrimPrefix(proxy, "http://"), proxyCA, secure)
 			defer cc.Close()
+			s.Begin(1, "") // one replayed request in flight: every call is its
 			runMocked(t, cc)
-			if st := s.Stats(); st.Misses != 1 || st.Loose != 1 || st.Exact < int64(len(grpctest.Cases)) {
-				t.Errorf("stats %+v: want 1 miss, 1 loose match, every case exact", st)
+			counts, complete := s.End(1)
+			unary := 0
+			for _, c := range counts {
+				if c.Endpoint == "gRPC grpc.testing.TestService/UnaryCall" {
+					unary += c.Count
+				}
+				if !strings.HasPrefix(c.Endpoint, "gRPC grpc.testing.") || c.Service != "grpc.test:50051" {
+					t.Errorf("upstream count %+v", c)
+				}
+			}
+			// large_unary, status_code_and_message, special_status_message,
+			// custom_metadata, the UUID call and the miss
+			if !complete || unary != 6 {
+				t.Errorf("upstream counts %+v (complete %v): %d unary calls, want 6", counts, complete, unary)
+			}
+			if st := s.Stats(); st.Misses < 1 || st.Loose != 1 || st.Exact < int64(len(grpctest.Cases)) {
+				t.Errorf("stats %+v: want the miss, 1 loose match, every case exact", st)
+			}
+			for _, me := range s.MissLog() {
+				// The deliberate miss; and the calls the client gives up on
+				// (cancel_after_begin, timeout_on_sleeping_server's 1 ms
+				// deadline), which the recorder and the mock may see with
+				// their messages cut or not at all: the client's own
+				// checks pass whatever the mock says.
+				if !strings.HasSuffix(me.Request, "/UnaryCall") && !strings.HasSuffix(me.Request, "/StreamingInputCall") &&
+					!strings.HasSuffix(me.Request, "/FullDuplexCall") {
+					t.Errorf("miss %v", me)
+				}
 			}
 			if secure {
 				return

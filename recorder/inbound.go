@@ -271,9 +271,7 @@ func (in *Inbound) finish(x *inboundExchange, w http.ResponseWriter, r *http.Req
 	}
 	var client, server []snapshots.Message
 	if x.reqTap != nil {
-		if p == nil && x.res != nil {
-			x.reqTap.drain(drainTime)
-		}
+		x.reqTap.drain(drainTime)
 		client, e.RequestBodySize = x.reqTap.result(in.limit)
 	}
 	switch {

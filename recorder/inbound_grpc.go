@@ -110,18 +110,24 @@ func wantsHTTP2(r *http.Request, grpc bool) bool {
 
 // grpcTap records one side of a gRPC call as its bytes pass: the client's
 // is read by the transport's goroutine, which can outlive the handler,
-// hence the lock (never held while reading).
+// hence the lock (never held while reading; reads have their own).
 type grpcTap struct {
 	rc io.ReadCloser
-	mu sync.Mutex
-	s  grpcwire.Stream
+	// rmu serializes reads: drain may read while the transport still does.
+	rmu sync.Mutex
+	mu  sync.Mutex
+	s   grpcwire.Stream
 	// err is the body's read error other than EOF; eof that the body ended.
 	err error
 	eof bool
+	// request taps keep the client's body open when the transport closes
+	// it (it does when the upstream has answered), so that drain can still
+	// read what the client sent; drain closes it.
+	request bool
 }
 
 func newGRPCTap(rc io.ReadCloser, from snapshots.Sender, start time.Time, encoding string, limit int64) *grpcTap {
-	t := &grpcTap{rc: rc}
+	t := &grpcTap{rc: rc, request: from == snapshots.FromClient}
 	t.s = grpcwire.Stream{From: from, Start: start, Encoding: encoding, Keep: int(limit), Budget: limit}
 	if limit <= 0 {
 		t.s.Keep, t.s.Budget = 1, 1 // keep sizes only
@@ -130,7 +136,9 @@ func newGRPCTap(rc io.ReadCloser, from snapshots.Sender, start time.Time, encodi
 }
 
 func (t *grpcTap) Read(p []byte) (int, error) {
+	t.rmu.Lock()
 	n, err := t.rc.Read(p)
+	t.rmu.Unlock()
 	if n > 0 || err != nil && err != io.EOF {
 		t.mu.Lock()
 		if n > 0 {
@@ -154,6 +162,7 @@ func (t *grpcTap) Read(p []byte) (int, error) {
 // the recording holds the messages the client sent; for at most d, then
 // the body is closed.
 func (t *grpcTap) drain(d time.Duration) {
+	defer t.rc.Close()
 	t.mu.Lock()
 	done := t.eof || t.err != nil
 	t.mu.Unlock()
@@ -170,7 +179,7 @@ func (t *grpcTap) drain(d time.Duration) {
 	select {
 	case <-ended:
 	case <-timer.C:
-		t.rc.Close()
+		t.rc.Close() // unblocks the reads
 		<-ended
 	}
 }
@@ -179,7 +188,12 @@ func (t *grpcTap) drain(d time.Duration) {
 // answered early are already on their way.
 const drainTime = 50 * time.Millisecond
 
-func (t *grpcTap) Close() error { return t.rc.Close() }
+func (t *grpcTap) Close() error {
+	if t.request {
+		return nil // drain closes it; the server does when the handler ends
+	}
+	return t.rc.Close()
+}
 
 // result returns the messages whole so far and the bytes that passed.
 func (t *grpcTap) result(limit int64) ([]snapshots.Message, int64) {

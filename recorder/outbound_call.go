@@ -187,7 +187,7 @@ func (c *outboundCall) finish() {
 	}
 	var client, server []snapshots.Message
 	if c.reqTap != nil {
-		if c.resTap != nil {
+		if c.e.Status != 0 {
 			c.reqTap.drain(drainTime)
 		}
 		client, c.e.RequestBodySize = c.reqTap.result(c.o.limit)
