@@ -269,6 +269,33 @@ func (in *Inbound) finish(x *inboundExchange, w http.ResponseWriter, r *http.Req
 	if x.reqBody.rc != nil {
 		e.RequestBody, e.RequestBodySize = x.reqBody.result()
 	}
+	in.recordResponse(x)
+	if x.err == nil && p != nil {
+		x.err = errAborted
+	}
+	if x.err != nil {
+		e.Error = x.err.Error()
+	}
+	// The tracker's window closes first, so that no statement can be
+	// attributed to an exchange already handed to the sink; the request
+	// leaves the in-flight registry last, so that an empty registry means
+	// every exchange has been handed over.
+	if in.tracker != nil {
+		in.tracker.End(e.ID)
+	}
+	in.sink.AddExchange(e)
+	if in.inflight != nil {
+		in.inflight.End(e.ID)
+	}
+	if p != nil {
+		panic(p)
+	}
+}
+
+// recordResponse puts the response (or the proxy's own answer) and a gRPC
+// call's messages into x's exchange.
+func (in *Inbound) recordResponse(x *inboundExchange) {
+	e := &x.e
 	var client, server []snapshots.Message
 	if x.reqTap != nil {
 		x.reqTap.drain(drainTime)
@@ -297,26 +324,6 @@ func (in *Inbound) finish(x *inboundExchange, w http.ResponseWriter, r *http.Req
 		e.ResponseHeader = x.errHeader
 	}
 	e.Messages = mergeMessages(client, server)
-	if x.err == nil && p != nil {
-		x.err = errAborted
-	}
-	if x.err != nil {
-		e.Error = x.err.Error()
-	}
-	// The tracker's window closes first, so that no statement can be
-	// attributed to an exchange already handed to the sink; the request
-	// leaves the in-flight registry last, so that an empty registry means
-	// every exchange has been handed over.
-	if in.tracker != nil {
-		in.tracker.End(e.ID)
-	}
-	in.sink.AddExchange(e)
-	if in.inflight != nil {
-		in.inflight.End(e.ID)
-	}
-	if p != nil {
-		panic(p)
-	}
 }
 
 // service returns the host:port the client addressed.

@@ -78,15 +78,7 @@ func (o *Outbound) roundTrip(req *http.Request, pctx *goproxy.ProxyCtx) (*http.R
 		out.Host = u.Host
 	}
 	grpc := c.e.IsGRPC()
-	switch {
-	case req.Body == nil || req.Body == http.NoBody:
-	case grpc:
-		c.reqTap = newGRPCTap(req.Body, snapshots.FromClient, c.e.Start, req.Header.Get("Grpc-Encoding"), o.limit)
-		out.Body = c.reqTap
-	default:
-		c.reqBody = &sharedCapture{rc: req.Body, limit: o.limit}
-		out.Body = c.reqBody
-	}
+	c.tapRequest(req, out, grpc)
 
 	var transport http.RoundTripper = o.transport
 	if grpc {
@@ -118,6 +110,20 @@ func (o *Outbound) roundTrip(req *http.Request, pctx *goproxy.ProxyCtx) (*http.R
 	}
 	res.Body = &c.res
 	return res, nil
+}
+
+// tapRequest makes out's body record req's as it is read: its messages for
+// a gRPC call, its first bytes otherwise.
+func (c *outboundCall) tapRequest(req, out *http.Request, grpc bool) {
+	switch {
+	case req.Body == nil || req.Body == http.NoBody:
+	case grpc:
+		c.reqTap = newGRPCTap(req.Body, snapshots.FromClient, c.e.Start, req.Header.Get("Grpc-Encoding"), c.o.limit)
+		out.Body = c.reqTap
+	default:
+		c.reqBody = &sharedCapture{rc: req.Body, limit: c.o.limit}
+		out.Body = c.reqBody
+	}
 }
 
 // withPort adds the scheme's default port to a host without one.
