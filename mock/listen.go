@@ -70,6 +70,11 @@ func (s *Server) Listen(proxy string, serve []Serve) (*Listening, error) {
 	}
 	for i, nl := range listeners {
 		hs := s.cfg.Limits.Server(handlers[i], slog.New(slog.DiscardHandler))
+		// HTTP/1.1 and h2c with prior knowledge (gRPC clients given the
+		// listener as their target), told apart by the HTTP/2 preface.
+		hs.Protocols = new(http.Protocols)
+		hs.Protocols.SetHTTP1(true)
+		hs.Protocols.SetUnencryptedHTTP2(true)
 		l.srvs = append(l.srvs, hs)
 		l.wg.Go(func() {
 			if err := hs.Serve(nl); err != nil && !errors.Is(err, http.ErrServerClosed) {

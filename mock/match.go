@@ -3,10 +3,12 @@ package mock
 import (
 	"cmp"
 	"fmt"
+	"net/url"
 	"slices"
 	"sync"
 
 	"github.com/replaykit/replay/internal/idlist"
+	"github.com/replaykit/replay/pbdecode"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -67,6 +69,7 @@ type matcher struct {
 	byEP      map[string][]*entry    // by service and endpoint template
 	levels    [3]map[string][]*entry // Exact, Loose, Template; each group in recorded order
 	http2s    map[string]bool        // services recorded over HTTP/2
+	grpcFirst map[string]bool        // "service path" of gRPC methods matched on their first message (grpc.go)
 
 	// taken is one Server's state: a matcher shares everything else with
 	// the other Servers of an Index.
@@ -87,7 +90,7 @@ func (m *matcher) forServer() *matcher {
 }
 
 func newMatcher(exs []*snapshots.Exchange, vol volatility, rules []snapshots.Rule) (*matcher, *idlist.List, error) {
-	ix := newIndexer()
+	ix := newIndexer(nil)
 	for _, e := range byRecordedOrder(exs) {
 		if err := ix.add(e); err != nil {
 			return nil, nil, err
@@ -125,10 +128,12 @@ type indexer struct {
 	redacted map[string]bool
 	keys     []string // redacted keys, in order found
 	http2    map[string]bool
+	first    map[string]bool   // as matcher.grpcFirst
+	dec      *pbdecode.Decoder // decodes gRPC messages
 }
 
-func newIndexer() *indexer {
-	return &indexer{byKey: map[string]*entry{}, redacted: map[string]bool{}, http2: map[string]bool{}}
+func newIndexer(dec *pbdecode.Decoder) *indexer {
+	return &indexer{byKey: map[string]*entry{}, redacted: map[string]bool{}, http2: map[string]bool{}, first: map[string]bool{}, dec: dec}
 }
 
 // add indexes e, an outbound exchange (inbound ones and nil are skipped);
@@ -141,7 +146,15 @@ func (ix *indexer) add(e *snapshots.Exchange) error {
 	if err != nil {
 		return err
 	}
-	if e.Proto == "HTTP/2.0" {
+	if e.IsGRPC() {
+		first := interleaved(e)
+		if first {
+			ix.first[q.service+" "+q.path] = true
+		}
+		u, _ := url.Parse(e.URL) // fromExchange parsed it
+		q = grpcRequest(q.scheme, q.service, u, grpcBody(ix.dec, q.path, e.Messages, first))
+	}
+	if e.Proto == "HTTP/2.0" || e.IsGRPC() {
 		ix.http2[q.service] = true
 	}
 	pos := int32(ix.calls.Len())
@@ -167,7 +180,7 @@ func (ix *indexer) add(e *snapshots.Exchange) error {
 // keys found redacted in them on top of vol's.
 func (ix *indexer) matcher(vol volatility, rules []snapshots.Rule) *matcher {
 	m := &matcher{vol: vol, rules: rules, loosest: Template, byService: map[string][]*entry{},
-		byRoute: map[string][]*entry{}, byEP: map[string][]*entry{}, entries: ix.entries, http2s: ix.http2}
+		byRoute: map[string][]*entry{}, byEP: map[string][]*entry{}, entries: ix.entries, http2s: ix.http2, grpcFirst: ix.first}
 	for i := range m.levels {
 		m.levels[i] = map[string][]*entry{}
 	}

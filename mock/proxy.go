@@ -75,8 +75,18 @@ func (s *Server) intercepted(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Requ
 		ctx.RoundTripper = goproxy.RoundTripperFunc(s.passRoundTrip)
 		return r, nil
 	}
-	c := s.startCall(r)
 	scheme := strings.ToLower(r.URL.Scheme)
+	if isGRPC(r) {
+		resp, passthrough := s.grpcCall(r, scheme, t.service)
+		if passthrough {
+			r.URL.Host = t.addr
+			ctx.RoundTripper = goproxy.RoundTripperFunc(s.passRoundTrip)
+			return r, nil
+		}
+		resp.Request = r
+		return r, resp
+	}
+	c := s.startCall(r)
 	body, err := readBody(r)
 	if err != nil {
 		return r, textReply(http.StatusBadRequest, "error", "replay mock: "+err.Error()+"\n").response(r)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/replaykit/replay/internal/conntrack"
 	"github.com/replaykit/replay/internal/listen"
+	"github.com/replaykit/replay/pbdecode"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -100,6 +101,9 @@ type Config struct {
 	// "127.0.0.1:8443" (as recorder.OutboundConfig.Resolve). Nil dials every
 	// host as named.
 	Resolve map[string]string
+	// Decoder decodes gRPC messages for matching (see grpc.go); nil decodes
+	// them without a schema, by field number.
+	Decoder *pbdecode.Decoder
 	// Rules are user-given endpoint templates (as recorded with); nil uses
 	// the computed ones.
 	Rules []snapshots.Rule
@@ -306,10 +310,15 @@ func (s *Server) Close() error {
 // answers it, or the miss, and the request's endpoint template.
 func (s *Server) lookup(r *http.Request, scheme, service string, body []byte) (*snapshots.Exchange, *MissError, string) {
 	q := newRequest(r.Method, scheme, service, r.URL, r.Header.Get("Content-Type"), body)
-	en, pos, level := s.m.match(&q)
+	return s.lookupRequest(&q)
+}
+
+// lookupRequest is lookup of a request already reduced.
+func (s *Server) lookupRequest(q *request) (*snapshots.Exchange, *MissError, string) {
+	en, pos, level := s.m.match(q)
 	if en == nil {
-		me := s.miss(&q)
-		s.m.key(&q, 2) // the endpoint template
+		me := s.miss(q)
+		s.m.key(q, 2) // the endpoint template
 		return nil, me, q.endpoint
 	}
 	switch level {
@@ -392,6 +401,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serve answers one request to a mocked service through w.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, scheme, service string, pass http.HandlerFunc) {
+	if isGRPC(r) {
+		resp, passthrough := s.grpcCall(r, scheme, service)
+		if passthrough {
+			pass(w, r)
+			return
+		}
+		writeGRPC(w, resp)
+		return
+	}
 	c := s.startCall(r)
 	body, err := readBody(r)
 	if err != nil {

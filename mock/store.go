@@ -156,7 +156,7 @@ func (ix *Index) Calls() int { return ix.store.calls.Len() }
 // NewIndex indexes the recorded exchanges of cfg (Exchanges, or read from
 // Snapshot) with its Rules and VolatileKeys.
 func NewIndex(ctx context.Context, cfg Config) (*Index, error) {
-	ix := newIndexer()
+	ix := newIndexer(cfg.Decoder)
 	for e, err := range exchanges(ctx, cfg) {
 		if err != nil {
 			return nil, fmt.Errorf("mock: %w", err)

@@ -35,16 +35,23 @@ type InboundConfig struct {
 	// response; longer bodies are forwarded whole and recorded truncated.
 	// Zero means DefaultBodyLimit; negative records no body bytes.
 	BodyLimit int64
-	// Transport sends requests to the app; nil means NewInboundTransport(nil).
+	// Transport sends HTTP/1.1 requests to the app; nil means
+	// NewInboundTransport(nil).
 	Transport http.RoundTripper
+	// HTTP2Transport sends the requests that go on over HTTP/2 (gRPC calls,
+	// and h2c requests; see wantsHTTP2); nil means NewHTTP2Transport(nil, nil).
+	HTTP2Transport http.RoundTripper
 	// Logger receives proxy errors at debug level; nil discards.
 	Logger *slog.Logger
 }
 
 // Inbound is a reverse proxy that forwards every request to the app and
-// records each exchange: headers, bodies up to a limit, status, timing and
-// transport errors. Bodies stream through unchanged; nothing is buffered
-// before it is forwarded. It is an http.Handler, safe for concurrent use.
+// records each exchange: headers, bodies up to a limit, status, trailers,
+// timing and transport errors. Bodies stream through unchanged; nothing is
+// buffered before it is forwarded. A gRPC call (HTTP/2, every RPC kind) is
+// recorded as its messages, each as it passes, and its trailers. It is an
+// http.Handler, safe for concurrent use; served by an http.Server whose
+// Protocols include HTTP/2 (ServeInbound), it takes h2c and h2 requests.
 type Inbound struct {
 	target   *url.URL
 	sink     Sink
@@ -87,9 +94,12 @@ func NewInbound(cfg InboundConfig) (*Inbound, error) {
 	if in.logger == nil {
 		in.logger = slog.New(slog.DiscardHandler)
 	}
-	transport := cfg.Transport
-	if transport == nil {
-		transport = NewInboundTransport(nil)
+	transport := byProto{h1: cfg.Transport, h2: cfg.HTTP2Transport}
+	if transport.h1 == nil {
+		transport.h1 = NewInboundTransport(nil)
+	}
+	if transport.h2 == nil {
+		transport.h2 = NewHTTP2Transport(nil, nil)
 	}
 	in.proxy = &httputil.ReverseProxy{
 		Rewrite:        in.rewrite,
@@ -115,6 +125,10 @@ type inboundExchange struct {
 	reqBody lockedCapture
 	resBody capture
 	res     *http.Response
+	// h2 sends the request to the app over HTTP/2; grpc records it as a
+	// gRPC call, through the taps.
+	h2, grpc       bool
+	reqTap, resTap *grpcTap
 	// errHeader holds the headers of a response the proxy made up itself.
 	errHeader http.Header
 	errStatus int
@@ -138,7 +152,14 @@ func (in *Inbound) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if in.tracker != nil {
 		in.tracker.Begin(x.e.ID, x.e.TraceID)
 	}
-	if r.Body != nil && r.Body != http.NoBody {
+	x.grpc = snapshots.IsGRPCContentType(r.Header.Get("Content-Type"))
+	x.h2 = wantsHTTP2(r, x.grpc)
+	switch {
+	case r.Body == nil || r.Body == http.NoBody:
+	case x.grpc:
+		x.reqTap = newGRPCTap(r.Body, snapshots.FromClient, x.e.Start, r.Header.Get("Grpc-Encoding"), in.limit)
+		r.Body = x.reqTap
+	default:
 		x.reqBody.rc, x.reqBody.limit = r.Body, in.limit
 		r.Body = &x.reqBody
 	}
@@ -171,6 +192,11 @@ func (in *Inbound) modifyResponse(res *http.Response) error {
 	if res.StatusCode == http.StatusSwitchingProtocols {
 		return nil // the body is the upgraded connection: not ours to wrap
 	}
+	if x.grpc {
+		x.resTap = newGRPCTap(res.Body, snapshots.FromServer, x.e.Start, res.Header.Get("Grpc-Encoding"), in.limit)
+		res.Body = x.resTap
+		return nil
+	}
 	x.resBody = capture{rc: res.Body, limit: in.limit}
 	if n := res.ContentLength; n > 0 {
 		x.resBody.buf = make([]byte, 0, min(n, in.limit))
@@ -186,7 +212,17 @@ func (in *Inbound) errorHandler(w http.ResponseWriter, r *http.Request, err erro
 		status = http.StatusGatewayTimeout
 	}
 	body := []byte(fmt.Sprintf("replay: cannot reach the app at %s: %v\n", in.target, err))
-	if x, _ := r.Context().Value(inboundKey{}).(*inboundExchange); x != nil {
+	x, _ := r.Context().Value(inboundKey{}).(*inboundExchange)
+	if x != nil && x.grpc {
+		// Answered as gRPC does: the client reports the status.
+		x.err, x.errHeader = err, w.Header()
+		for k, vs := range grpcFailure(r, x.e.Start, err) {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	if x != nil {
 		x.err = err
 		x.errHeader = w.Header()
 		x.errStatus = status
@@ -207,7 +243,9 @@ func (in *Inbound) finish(x *inboundExchange, w http.ResponseWriter, r *http.Req
 	// The body has ended (or failed) by now: ReverseProxy returns right
 	// after copying it.
 	e.Duration = time.Since(e.Start)
-	if p == nil && x.res != nil && x.res.ContentLength >= 0 && x.res.StatusCode != http.StatusSwitchingProtocols {
+	// Not for gRPC: an answer without a body ("Trailers-Only") must end
+	// with its headers (HEADERS with END_STREAM), which a flush prevents.
+	if p == nil && x.res != nil && x.res.ContentLength >= 0 && x.res.StatusCode != http.StatusSwitchingProtocols && !x.grpc {
 		// A response of known length is complete: send what is still
 		// buffered now rather than after the recording work below, which
 		// is then off the client's latency. (Responses of unknown length
@@ -231,19 +269,7 @@ func (in *Inbound) finish(x *inboundExchange, w http.ResponseWriter, r *http.Req
 	if x.reqBody.rc != nil {
 		e.RequestBody, e.RequestBodySize = x.reqBody.result()
 	}
-	switch {
-	case x.res != nil:
-		e.Status = x.res.StatusCode
-		e.ResponseHeader = x.res.Header
-		e.ResponseBody, e.ResponseBodySize = x.resBody.buf, x.resBody.size
-		if x.err == nil {
-			x.err = x.resBody.err
-		}
-	case x.errHeader != nil:
-		e.Status = x.errStatus
-		e.ResponseBody, e.ResponseBodySize = x.errBody[:min(int64(len(x.errBody)), in.limit)], int64(len(x.errBody))
-		e.ResponseHeader = x.errHeader
-	}
+	in.recordResponse(x)
 	if x.err == nil && p != nil {
 		x.err = errAborted
 	}
@@ -264,6 +290,40 @@ func (in *Inbound) finish(x *inboundExchange, w http.ResponseWriter, r *http.Req
 	if p != nil {
 		panic(p)
 	}
+}
+
+// recordResponse puts the response (or the proxy's own answer) and a gRPC
+// call's messages into x's exchange.
+func (in *Inbound) recordResponse(x *inboundExchange) {
+	e := &x.e
+	var client, server []snapshots.Message
+	if x.reqTap != nil {
+		x.reqTap.drain(drainTime)
+		client, e.RequestBodySize = x.reqTap.result(in.limit)
+	}
+	switch {
+	case x.res != nil:
+		e.Status = x.res.StatusCode
+		e.ResponseHeader = x.res.Header
+		if len(x.res.Trailer) > 0 {
+			e.ResponseTrailer = x.res.Trailer
+		}
+		e.ResponseBody, e.ResponseBodySize = x.resBody.buf, x.resBody.size
+		if x.err == nil {
+			x.err = x.resBody.err
+		}
+		if x.resTap != nil {
+			server, e.ResponseBodySize = x.resTap.result(in.limit)
+			if x.err == nil {
+				x.err = x.resTap.err
+			}
+		}
+	case x.errHeader != nil:
+		e.Status = x.errStatus
+		e.ResponseBody, e.ResponseBodySize = x.errBody[:min(int64(len(x.errBody)), in.limit)], int64(len(x.errBody))
+		e.ResponseHeader = x.errHeader
+	}
+	e.Messages = mergeMessages(client, server)
 }
 
 // service returns the host:port the client addressed.

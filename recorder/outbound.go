@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,6 +67,7 @@ type Outbound struct {
 	logger    *slog.Logger
 	proxy     *goproxy.ProxyHttpServer
 	transport *http.Transport
+	h2        *HTTP2Transport // gRPC calls: h2c or h2, HTTP/2 only
 	mitm      *goproxy.ConnectAction
 	rt        goproxy.RoundTripper
 	timeouts  conntrack.Timeouts
@@ -91,7 +93,7 @@ func NewOutbound(cfg OutboundConfig) (*Outbound, error) {
 		resolve:  map[string]string{},
 		limit:    cfg.BodyLimit,
 		logger:   cfg.Logger,
-		mitm:     cfg.CA.MITM(),
+		mitm:     alpnMITM(cfg.CA.MITM(), cfg.HTTP2),
 		timeouts: cfg.Timeouts,
 	}
 	for from, to := range cfg.Resolve {
@@ -112,6 +114,7 @@ func NewOutbound(cfg OutboundConfig) (*Outbound, error) {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
 	o.transport = newOutboundTransport(o.dial, cfg.UpstreamTLS)
+	o.h2 = NewHTTP2Transport(o.dial, cfg.UpstreamTLS)
 	o.rt = goproxy.RoundTripperFunc(o.roundTrip)
 
 	p := goproxy.NewProxyHttpServer()
@@ -119,7 +122,9 @@ func NewOutbound(cfg OutboundConfig) (*Outbound, error) {
 	p.Tr = o.transport
 	p.ConnectDial = nil // never tunnel through a proxy from our own environment
 	p.KeepAcceptEncoding = true
-	p.AllowHTTP2 = cfg.HTTP2
+	// HTTP/2 is served whenever a client gets it: h2c inside a tunnel (gRPC
+	// clients in the clear), h2 where ALPN chose it (alpnMITM).
+	p.AllowHTTP2 = true
 	p.NonproxyHandler = http.HandlerFunc(nonProxy)
 	o.conns.Watch(p)
 	p.OnRequest().HandleConnectFunc(o.handleConnect)
@@ -210,6 +215,7 @@ func (o *Outbound) Shutdown(ctx context.Context) error {
 func (o *Outbound) Close() error {
 	o.conns.Close()
 	o.transport.CloseIdleConnections()
+	o.h2.CloseIdleConnections()
 	return nil
 }
 
@@ -258,4 +264,29 @@ func (g goproxyLogger) Printf(format string, v ...any) {
 	if g.l.Enabled(context.Background(), slog.LevelDebug) {
 		g.l.Debug("outbound proxy: " + strings.TrimSpace(fmt.Sprintf(format, v...)))
 	}
+}
+
+// alpnMITM makes the interception offer h2 by ALPN to a client that asks
+// for nothing else (gRPC clients offer only h2, and fail without it), and
+// to every client when http2 is set; others get HTTP/1.1.
+func alpnMITM(a *goproxy.ConnectAction, http2 bool) *goproxy.ConnectAction {
+	base := a.TLSConfig
+	out := *a
+	out.TLSConfig = func(host string, ctx *goproxy.ProxyCtx) (*tls.Config, error) {
+		cfg, err := base(host, ctx)
+		if err != nil {
+			return nil, err
+		}
+		plain := cfg.Clone()
+		cfg.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+			c := plain.Clone()
+			c.NextProtos = []string{"http/1.1"}
+			if http2 || len(hello.SupportedProtos) > 0 && !slices.Contains(hello.SupportedProtos, "http/1.1") {
+				c.NextProtos = []string{"h2", "http/1.1"}
+			}
+			return c, nil
+		}
+		return cfg, nil
+	}
+	return &out
 }

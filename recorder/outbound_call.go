@@ -24,6 +24,9 @@ type outboundCall struct {
 	reqBody *sharedCapture
 	eof     eofReader
 	res     outboundBody
+	// A gRPC call's taps, and its response for the trailers.
+	reqTap, resTap *grpcTap
+	resp           *http.Response
 }
 
 // roundTrip sends one request of the app upstream and arranges for the
@@ -74,14 +77,19 @@ func (o *Outbound) roundTrip(req *http.Request, pctx *goproxy.ProxyCtx) (*http.R
 	if out.Host == "" {
 		out.Host = u.Host
 	}
-	if req.Body != nil && req.Body != http.NoBody {
-		c.reqBody = &sharedCapture{rc: req.Body, limit: o.limit}
-		out.Body = c.reqBody
-	}
+	grpc := c.e.IsGRPC()
+	c.tapRequest(req, out, grpc)
 
-	res, err := o.transport.RoundTrip(out)
+	var transport http.RoundTripper = o.transport
+	if grpc {
+		transport = o.h2 // gRPC needs HTTP/2 to the upstream, trailers and all
+	}
+	res, err := transport.RoundTrip(out)
 	if err != nil {
 		return c.fail(req, err), nil
+	}
+	if grpc {
+		c.e.Proto = res.Proto // HTTP/2 to the upstream, whatever the app spoke
 	}
 	c.e.Status = res.StatusCode
 	c.e.ResponseHeader = res.Header.Clone()
@@ -91,12 +99,31 @@ func (o *Outbound) roundTrip(req *http.Request, pctx *goproxy.ProxyCtx) (*http.R
 		return res, nil
 	}
 	c.eof.rc = res.Body
-	c.res = outboundBody{capture: capture{rc: &c.eof, limit: o.limit, done: c.responseDone}, bufs: &o.bufs}
+	limit := o.limit
+	if grpc {
+		c.resTap = newGRPCTap(res.Body, snapshots.FromServer, c.e.Start, res.Header.Get("Grpc-Encoding"), o.limit)
+		c.eof.rc, c.resp, limit = c.resTap, res, 0
+	}
+	c.res = outboundBody{capture: capture{rc: &c.eof, limit: limit, done: c.responseDone}, bufs: &o.bufs}
 	if n := res.ContentLength; n > 0 {
 		c.res.buf = make([]byte, 0, min(n, o.limit))
 	}
 	res.Body = &c.res
 	return res, nil
+}
+
+// tapRequest makes out's body record req's as it is read: its messages for
+// a gRPC call, its first bytes otherwise.
+func (c *outboundCall) tapRequest(req, out *http.Request, grpc bool) {
+	switch {
+	case req.Body == nil || req.Body == http.NoBody:
+	case grpc:
+		c.reqTap = newGRPCTap(req.Body, snapshots.FromClient, c.e.Start, req.Header.Get("Grpc-Encoding"), c.o.limit)
+		out.Body = c.reqTap
+	default:
+		c.reqBody = &sharedCapture{rc: req.Body, limit: c.o.limit}
+		out.Body = c.reqBody
+	}
 }
 
 // withPort adds the scheme's default port to a host without one.
@@ -120,6 +147,10 @@ func (c *outboundCall) fail(req *http.Request, err error) *http.Response {
 		c.reqBody.Close()
 	}
 	c.finish()
+	if c.e.IsGRPC() {
+		return &http.Response{Status: "200 OK", StatusCode: http.StatusOK, Proto: "HTTP/2.0", ProtoMajor: 2,
+			Header: grpcFailure(req, c.e.Start, err), Body: http.NoBody, Request: req}
+	}
 	body := fmt.Sprintf("replay: cannot reach %s for %s %s: %v\n", c.e.Service, c.e.Method, c.e.URL, err)
 	h := http.Header{}
 	h.Set("Content-Type", "text/plain; charset=utf-8")
@@ -142,6 +173,7 @@ func (c *outboundCall) fail(req *http.Request, err error) *http.Response {
 func (c *outboundCall) responseDone(cp *capture) {
 	c.e.ResponseBody = cp.Bytes()
 	c.e.ResponseBodySize = cp.Size()
+
 	switch {
 	case cp.Err() != nil && c.ctx.Err() != nil:
 		c.e.Error = fmt.Sprintf("response body: the app stopped reading after %d bytes (%v)", cp.Size(), cp.Err())
@@ -158,6 +190,21 @@ func (c *outboundCall) finish() {
 	c.e.Duration = time.Since(c.e.Start)
 	if c.reqBody != nil {
 		c.e.RequestBody, c.e.RequestBodySize = c.reqBody.result()
+	}
+	var client, server []snapshots.Message
+	if c.reqTap != nil {
+		if c.e.Status != 0 {
+			c.reqTap.drain(drainTime)
+		}
+		client, c.e.RequestBodySize = c.reqTap.result(c.o.limit)
+	}
+	if c.resTap != nil {
+		server, c.e.ResponseBodySize = c.resTap.result(c.o.limit)
+		c.e.ResponseBody = nil
+	}
+	c.e.Messages = mergeMessages(client, server)
+	if c.resp != nil && len(c.resp.Trailer) > 0 {
+		c.e.ResponseTrailer = c.resp.Trailer.Clone()
 	}
 	c.o.sink.AddExchange(&c.e)
 	c.o.calls.Add(-1)

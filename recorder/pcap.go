@@ -61,6 +61,15 @@ type PcapStats struct {
 	// OtherConnections counts connections to a configured port that do not
 	// carry HTTP/1 (with no Ports configured they are not counted).
 	OtherConnections int64
+	// HTTP2Connections counts the connections among Connections that spoke
+	// HTTP/2 in the clear (h2c with prior knowledge: gRPC and the like).
+	HTTP2Connections int64
+	// HTTP2Broken counts the HTTP/2 connections whose decoding stopped at a
+	// gap: HTTP/2 compresses each header block against the ones before it,
+	// so the streams after a gap cannot be read (their streams in flight
+	// are written with an Error and counted in Incomplete; later ones are
+	// not in the snapshot).
+	HTTP2Broken int64
 	// Ports lists the server ports on which HTTP was recorded, ascending.
 	Ports []int
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/gopacket/layers"
 	"github.com/google/gopacket/tcpassembly"
 
+	"github.com/replaykit/replay/h2wire"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -34,6 +35,7 @@ type pcapConn struct {
 	// tell what it speaks.
 	head      [][]byte
 	headTimes []time.Time
+	h2        *h2Conn    // an h2c connection's decoder (kind streamH2)
 	reqs      []*httpMsg // in order; reqs[0] is answered by resps[0]
 	resps     []*httpMsg
 	last      time.Time // the last data captured, in either direction
@@ -145,7 +147,13 @@ func (h *pcapHalf) Reassembled(rs []tcpassembly.Reassembly) {
 	}
 	for i := range rs {
 		r := &rs[i]
-		if c.finished || c.kind == streamTLS || c.kind == streamOther {
+		if c.finished || c.kind == streamTLS || c.kind == streamOther || c.kind == streamH2 && r.Skip != 0 {
+			if c.kind == streamH2 && r.Skip != 0 {
+				if r.Skip > 0 {
+					c.im.stats.Gaps++
+				}
+				c.h2.gap(h.idx == c.client)
+			}
 			h.fin = h.fin || r.End
 			continue
 		}
@@ -201,6 +209,10 @@ func (c *pcapConn) data(h *pcapHalf, b []byte, t time.Time) {
 			return
 		}
 	}
+	if c.kind == streamH2 {
+		c.h2.feed(h.idx == c.client, b, t)
+		return
+	}
 	if h.idx != c.client || c.kind != streamUndecided {
 		h.p.feed(b, t)
 		return
@@ -208,6 +220,17 @@ func (c *pcapConn) data(h *pcapHalf, b []byte, t time.Time) {
 	c.head = append(c.head, append([]byte(nil), b...))
 	c.headTimes = append(c.headTimes, t)
 	head := bytes.Join(c.head, nil)
+	if n := min(len(head), len(h2wire.Preface)); string(head[:n]) == h2wire.Preface[:n] {
+		if n < len(h2wire.Preface) {
+			return // HTTP/2's preface, or a PRI request line: too soon to tell
+		}
+		c.kind, c.http, c.h2 = streamH2, true, newH2Conn(c)
+		for i, piece := range c.head {
+			c.h2.feed(true, piece, c.headTimes[i])
+		}
+		c.head, c.headTimes = nil, nil
+		return
+	}
 	switch c.kind = requestStart(head); c.kind {
 	case streamUndecided:
 		if len(head) <= maxRequestLine {
@@ -387,6 +410,9 @@ func (im *pcapImport) finish(c *pcapConn) {
 		}
 	}
 	c.finished = true
+	if c.h2 != nil {
+		c.h2.end("the connection ended before the stream did")
+	}
 	c.pair()
 	for _, req := range c.reqs {
 		c.emit(req, nil, "")

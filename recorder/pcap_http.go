@@ -406,6 +406,7 @@ const (
 	streamHTTP             // an HTTP/1 request line
 	streamTLS              // a TLS handshake record
 	streamOther
+	streamH2 // HTTP/2's client preface: h2c with prior knowledge (pcap_h2.go)
 )
 
 // maxRequestLine bounds how far a request line is looked for.

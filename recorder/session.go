@@ -66,6 +66,10 @@ type SessionInbound struct {
 	Listen string
 	// Target is the app the proxy forwards to, e.g. http://127.0.0.1:8080.
 	Target *url.URL
+	// TLS, when set, serves TLS with it (its certificates; ALPN offers h2
+	// and http/1.1); nil serves HTTP/1.1 and h2c in the clear, told apart
+	// by the HTTP/2 preface.
+	TLS *tls.Config
 }
 
 // SessionOutbound is the outbound forward proxy of a session.
@@ -145,6 +149,7 @@ type httpPart struct {
 	part Part
 	l    net.Listener
 	srv  *http.Server
+	tls  bool
 }
 
 // pgPart is a SQL proxy and its listener.
@@ -284,11 +289,17 @@ func (s *Session) newProxies(cfg SessionConfig) error {
 			BodyLimit: cfg.BodyLimit,
 			Transport: NewInboundTransport(cfg.UpstreamTLS),
 			Logger:    cfg.Logger,
+
+			HTTP2Transport: NewHTTP2Transport(nil, cfg.UpstreamTLS),
 		})
 		if err != nil {
 			return &PartError{PartInbound, err}
 		}
 		in.srv = cfg.Limits.Server(h, s.logger)
+		in.srv.Protocols = InboundProtocols()
+		if t := cfg.Inbound[i].TLS; t != nil {
+			in.srv.TLSConfig, in.tls = t.Clone(), true
+		}
 	}
 	if s.outbound != nil {
 		var err error
@@ -317,7 +328,11 @@ func (s *Session) Start() {
 	s.started = true
 	for _, p := range s.httpParts() {
 		s.wg.Go(func() {
-			if err := p.srv.Serve(p.l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			serve := p.srv.Serve
+			if p.tls {
+				serve = func(l net.Listener) error { return p.srv.ServeTLS(l, "", "") }
+			}
+			if err := serve(p.l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				s.errc <- fmt.Errorf("%s %s: %w", p.part, p.l.Addr(), err)
 			}
 		})

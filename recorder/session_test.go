@@ -302,13 +302,13 @@ func TestNewSessionLeavesNothingBehind(t *testing.T) {
 		target error
 	}{
 		{"second address in use", func(free string) SessionConfig {
-			return SessionConfig{Inbound: []SessionInbound{{free, app}, {busy.Addr().String(), app}}}
+			return SessionConfig{Inbound: []SessionInbound{{Listen: free, Target: app}, {Listen: busy.Addr().String(), Target: app}}}
 		}, PartInbound, syscall.EADDRINUSE},
 		{"postgres proxy fails", func(free string) SessionConfig {
-			return SessionConfig{Inbound: []SessionInbound{{free, app}}, Postgres: &SessionPostgres{Listen: "127.0.0.1:0", New: failing}}
+			return SessionConfig{Inbound: []SessionInbound{{Listen: free, Target: app}}, Postgres: &SessionPostgres{Listen: "127.0.0.1:0", New: failing}}
 		}, PartPostgres, nil},
 		{"inbound target not HTTP", func(free string) SessionConfig {
-			return SessionConfig{Inbound: []SessionInbound{{free, mustURL(t, "ftp://x")}}}
+			return SessionConfig{Inbound: []SessionInbound{{Listen: free, Target: mustURL(t, "ftp://x")}}}
 		}, PartInbound, nil},
 	}
 	for _, tt := range tests {
@@ -343,7 +343,7 @@ func TestNewSessionInvalid(t *testing.T) {
 	if err := os.WriteFile(existing, []byte("keep me"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	in := []SessionInbound{{"127.0.0.1:0", mustURL(t, "http://127.0.0.1:1")}}
+	in := []SessionInbound{{Listen: "127.0.0.1:0", Target: mustURL(t, "http://127.0.0.1:1")}}
 	tests := []struct {
 		name string
 		cfg  SessionConfig

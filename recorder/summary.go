@@ -96,6 +96,9 @@ func (st PcapStats) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, " on port %s", strings.Join(ports, ", "))
 	}
+	if st.HTTP2Connections > 0 {
+		fmt.Fprintf(&b, " (%d of them HTTP/2, h2c)", st.HTTP2Connections)
+	}
 	for _, n := range []struct {
 		n    int64
 		what string
@@ -103,9 +106,10 @@ func (st PcapStats) WriteText(w io.Writer) error {
 		{st.Incomplete, "exchanges incomplete (see their error)"},
 		{st.OrphanResponses, "responses to requests before the capture"},
 		{st.Gaps, "gaps where packets were lost"},
+		{st.HTTP2Broken, "HTTP/2 connections not read past a gap (their later streams are lost)"},
 		{st.CutPackets, "packets cut short by the capture's snapshot length (capture with -s 0)"},
 		{st.TLSConnections, "TLS connections skipped (encrypted)"},
-		{st.OtherConnections, "connections skipped (not HTTP/1)"},
+		{st.OtherConnections, "connections skipped (not HTTP/1 or h2c)"},
 	} {
 		if n.n > 0 {
 			fmt.Fprintf(&b, "; %d %s", n.n, n.what)
@@ -125,7 +129,7 @@ func (st PcapStats) Warning() string {
 	case st.TCPPackets == 0:
 		return "no TCP packet in the capture to or from the ports given"
 	case st.TLSConnections > 0:
-		return "no HTTP/1 exchange in the capture, only TLS: capture the plain HTTP between the TLS terminator and the app"
+		return "no HTTP exchange in the capture, only TLS: capture the plain HTTP between the TLS terminator and the app"
 	}
-	return "no HTTP/1 exchange in the capture"
+	return "no HTTP exchange (HTTP/1 or h2c) in the capture"
 }

@@ -68,16 +68,16 @@ func TestPcapStatsText(t *testing.T) {
 			"pcap: 50 packets (pcap (gzip)); 1 HTTP connections on port 80; 1 exchanges incomplete (see their error)" +
 				"; 2 responses to requests before the capture; 3 gaps where packets were lost" +
 				"; 4 packets cut short by the capture's snapshot length (capture with -s 0)" +
-				"; 5 TLS connections skipped (encrypted); 6 connections skipped (not HTTP/1)\n", ""},
+				"; 5 TLS connections skipped (encrypted); 6 connections skipped (not HTTP/1 or h2c)\n", ""},
 		{"no TCP", PcapStats{Format: "pcap", Packets: 7},
 			"pcap: 7 packets (pcap); 0 HTTP connections\n",
 			"no TCP packet in the capture to or from the ports given"},
 		{"only TLS", PcapStats{Format: "pcap", Packets: 7, TCPPackets: 7, TLSConnections: 1},
 			"pcap: 7 packets (pcap); 0 HTTP connections; 1 TLS connections skipped (encrypted)\n",
-			"no HTTP/1 exchange in the capture, only TLS: capture the plain HTTP between the TLS terminator and the app"},
+			"no HTTP exchange in the capture, only TLS: capture the plain HTTP between the TLS terminator and the app"},
 		{"no HTTP", PcapStats{Format: "pcap", Packets: 7, TCPPackets: 7},
 			"pcap: 7 packets (pcap); 0 HTTP connections\n",
-			"no HTTP/1 exchange in the capture"},
+			"no HTTP exchange (HTTP/1 or h2c) in the capture"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var b strings.Builder

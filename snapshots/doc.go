@@ -37,5 +37,14 @@
 // ExportFile writes a file whole or not at all, and Writer.CloseOrRemove
 // leaves no snapshot behind when what filled it failed.
 //
+// HTTP/1.1, HTTP/2 and gRPC share the one Exchange. An HTTP/2 exchange says
+// so in Proto ("HTTP/2.0"; Exchange.Transport tells h2 from h2c). A gRPC
+// call (Exchange.IsGRPC) keeps every message of its stream, both sides', in
+// order with its time (Exchange.Messages, Message) and its trailers
+// (Exchange.ResponseTrailer); its endpoint is its method,
+// "gRPC route.RoutesService/FindRoute" (GRPCEndpoint, GRPCMethod), and its
+// status grpc-status (Exchange.GRPCStatus). Format version 2 added them;
+// version 1 files read with none.
+//
 // It imports nothing else of replay's, and does no networking.
 package snapshots

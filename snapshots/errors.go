@@ -4,7 +4,7 @@ import "errors"
 
 // SchemaVersion is the snapshot file format version this package writes and
 // reads.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // RunSchemaVersion is the run file format version this package writes. It
 // reads every version from 1 on: version 2 added SQLCount.Errors and

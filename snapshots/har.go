@@ -14,8 +14,10 @@ import (
 
 // HAR identification of the "_replay" object in the log.
 const (
-	harFormat  = "replay-har"
-	harVersion = 1
+	harFormat = "replay-har"
+	// harVersion 2 added response trailers and gRPC messages to "_replay";
+	// version 1 files read as before.
+	harVersion = 2
 )
 
 // HAR 1.2 (http://www.softwareishard.com/blog/har-12-spec/), as much of it

@@ -106,8 +106,8 @@ func importHARLog(ctx context.Context, dec *json.Decoder, im *importer) error {
 			if h.Format != harFormat {
 				return fmt.Errorf("log._replay: format %q is not %q", h.Format, harFormat)
 			}
-			if h.Version != harVersion {
-				return fmt.Errorf("%w %d (this build reads version %d)", ErrVersion, h.Version, harVersion)
+			if h.Version < 1 || h.Version > harVersion {
+				return fmt.Errorf("%w %d (this build reads versions 1 to %d)", ErrVersion, h.Version, harVersion)
 			}
 			im.header = &h
 		case "entries":

@@ -225,7 +225,7 @@ func TestImportErrors(t *testing.T) {
 		{"jsonl empty", "jsonl", "", "import jsonl: empty file: no header line"},
 		{"jsonl no header", "jsonl", `{"type":"exchange","id":1}`, "line 1: not a replay JSON Lines file"},
 		{"jsonl har given", "jsonl", `{"log":{}}`, "line 1: not a replay JSON Lines file"},
-		{"jsonl newer", "jsonl", `{"format":"replay-jsonl","version":2}`, "line 1: unsupported snapshot version 2"},
+		{"jsonl newer", "jsonl", `{"format":"replay-jsonl","version":3}`, "line 1: unsupported snapshot version 3"},
 		{"jsonl bad json", "jsonl", "{\"format\":\"replay-jsonl\",\"version\":1}\n{\"type\":", "line 2: bad JSON"},
 		{"har empty", "har", "", "import har: not a HAR file"},
 		{"har array", "har", "[]", "not a HAR file"},

@@ -21,9 +21,11 @@ type IndexEntry struct {
 // headers and bodies, so that a snapshot of any size is indexed in memory
 // of a few bytes per exchange.
 func (s *Snapshot) Index(ctx context.Context, d Direction) iter.Seq2[IndexEntry, error] {
-	q := `SELECT id, start_ns, endpoint, request_body_size > length(coalesce(request_body, x''))
+	q := `SELECT id, start_ns, endpoint, CASE WHEN messages IS NULL
+		THEN request_body_size > length(coalesce(request_body, x''))
+		ELSE hex(substr(messages, 2, 1)) IN ('01', '03') END
 		FROM exchanges WHERE direction = ? ORDER BY id`
-	return queryRows(ctx, s, q, []any{string(d)}, func(sc scanner) (IndexEntry, error) {
+	return queryRows(ctx, s, s.sel(q), []any{string(d)}, func(sc scanner) (IndexEntry, error) {
 		var e IndexEntry
 		var ns int64
 		err := sc.Scan(&e.ID, &ns, &e.Endpoint, &e.Truncated)
@@ -35,35 +37,39 @@ func (s *Snapshot) Index(ctx context.Context, d Direction) iter.Seq2[IndexEntry,
 // Requests returns the exchanges with the given IDs, in the order of ids
 // (an unknown ID is left out), with what is needed to send a request
 // again: ID, direction, start, duration, method, URL, request header and
-// body, status and endpoint; the other fields are left zero (a column not
+// body, status and endpoint, and a gRPC call's messages (both sides': a
+// replay sends the client's and checks the server's) and response
+// trailers; the other fields are left zero (a column not
 // read costs nothing: read during a load, every column counts). Bodies are
 // read only here, so a caller reading in batches holds one batch at a time.
 func (s *Snapshot) Requests(ctx context.Context, ids []int64) ([]*Exchange, error) {
 	return s.byID(ctx, ids, `SELECT id, direction, NULL, NULL, start_ns, duration_ns,
 	method, url, NULL, request_header, request_body, NULL,
-	status, NULL, NULL, NULL, endpoint, NULL, NULL, NULL FROM exchanges WHERE id IN `)
+	status, NULL, NULL, NULL, endpoint, NULL, NULL, NULL, `+v2Columns+` FROM exchanges WHERE id IN `)
 }
 
 // Answers returns the exchanges with the given IDs in the order of ids (an
 // unknown ID is left out) with what a mock needs to answer again: ID,
 // method, URL, duration, status, response header and body, the body's
-// recorded size and the error; the other fields are left zero.
+// recorded size, the error, and a gRPC call's messages and response
+// trailers; the other fields are left zero.
 func (s *Snapshot) Answers(ctx context.Context, ids []int64) ([]*Exchange, error) {
 	return s.byID(ctx, ids, `SELECT id, NULL, NULL, NULL, NULL, duration_ns,
 	method, url, NULL, NULL, NULL, NULL,
-	status, response_header, response_body, response_body_size, NULL, NULL, NULL, error FROM exchanges WHERE id IN `)
+	status, response_header, response_body, response_body_size, NULL, NULL, NULL, error, `+v2Columns+` FROM exchanges WHERE id IN `)
 }
 
 // Calls yields the outbound exchanges in recorded order (by start, then
-// ID) without their response header and body (Exchange.ResponseBodySize
-// still says how big the body was): what a mock indexes before it reads
+// ID) without their response header, body and trailers
+// (Exchange.ResponseBodySize still says how big the body was; a gRPC
+// call's messages are all there, the client's being what it is matched on): what a mock indexes before it reads
 // the answers it gives with Answers.
 func (s *Snapshot) Calls(ctx context.Context) iter.Seq2[*Exchange, error] {
 	q := `SELECT id, direction, protocol, service, start_ns, duration_ns,
 	method, url, proto, request_header, request_body, request_body_size,
-	status, NULL, NULL, response_body_size, endpoint, parent_id, trace_id, error
+	status, NULL, NULL, response_body_size, endpoint, parent_id, trace_id, error, NULL, messages
 	FROM exchanges WHERE direction = ? ORDER BY start_ns, id`
-	return queryRows(ctx, s, q, []any{string(Outbound)}, scanExchange)
+	return queryRows(ctx, s, s.sel(q), []any{string(Outbound)}, scanExchange)
 }
 
 // CallParent is an outbound exchange's service and the inbound exchange it

@@ -37,11 +37,13 @@ func TestRequestsAndAnswers(t *testing.T) {
 	ids = slices.Insert(ids, 1, 99999)
 	requests := func(e *Exchange) *Exchange {
 		return &Exchange{ID: e.ID, Direction: e.Direction, Start: e.Start, Duration: e.Duration, Method: e.Method, URL: e.URL,
-			RequestHeader: e.RequestHeader, RequestBody: e.RequestBody, Status: e.Status, Endpoint: e.Endpoint}
+			RequestHeader: e.RequestHeader, RequestBody: e.RequestBody, Status: e.Status, Endpoint: e.Endpoint,
+			ResponseTrailer: e.ResponseTrailer, Messages: e.Messages}
 	}
 	answers := func(e *Exchange) *Exchange {
 		return &Exchange{ID: e.ID, Duration: e.Duration, Method: e.Method, URL: e.URL, Status: e.Status,
-			ResponseHeader: e.ResponseHeader, ResponseBody: e.ResponseBody, ResponseBodySize: e.ResponseBodySize, Error: e.Error}
+			ResponseHeader: e.ResponseHeader, ResponseBody: e.ResponseBody, ResponseBodySize: e.ResponseBodySize, Error: e.Error,
+			ResponseTrailer: e.ResponseTrailer, Messages: e.Messages}
 	}
 	for _, c := range []struct {
 		name string

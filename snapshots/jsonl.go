@@ -12,8 +12,10 @@ import (
 
 // JSON Lines format identification, the "format" of the header line.
 const (
-	jsonlFormat  = "replay-jsonl"
-	jsonlVersion = 1
+	jsonlFormat = "replay-jsonl"
+	// jsonlVersion 2 added response trailers and gRPC messages; version 1
+	// files read as before.
+	jsonlVersion = 2
 )
 
 // ExportJSONL writes the snapshot as JSON Lines: a header line
@@ -137,8 +139,8 @@ func importLine(im *importer, line []byte) error {
 		if err := json.Unmarshal(line, &h); err != nil || h.Format != jsonlFormat {
 			return fmt.Errorf("not a replay JSON Lines file: the first line must be a header with \"format\":%q", jsonlFormat)
 		}
-		if h.Version != jsonlVersion {
-			return fmt.Errorf("%w %d (this build reads version %d)", ErrVersion, h.Version, jsonlVersion)
+		if h.Version < 1 || h.Version > jsonlVersion {
+			return fmt.Errorf("%w %d (this build reads versions 1 to %d)", ErrVersion, h.Version, jsonlVersion)
 		}
 		im.header = &h
 		return nil

@@ -43,7 +43,10 @@ type Exchange struct {
 	// URL is the request target as the client sent it for a proxy: absolute
 	// (scheme://host/path?query), so that it names the service.
 	URL string
-	// Proto is the HTTP version, e.g. "HTTP/1.1"; empty means HTTP/1.1.
+	// Proto is the HTTP version, e.g. "HTTP/1.1" or "HTTP/2.0"; empty means
+	// HTTP/1.1. HTTP/2.0 with Protocol "http" is h2c (HTTP/2 in the clear,
+	// as gRPC clients speak it with prior knowledge), with "https" it is h2
+	// (negotiated by ALPN); see Exchange.Transport.
 	Proto string
 	// RequestHeader holds the request headers, redacted values included as
 	// the redaction marker.
@@ -63,6 +66,19 @@ type Exchange struct {
 	ResponseBody []byte
 	// ResponseBodySize is the full size of the response body in bytes.
 	ResponseBodySize int64
+	// ResponseTrailer holds the trailers that followed the response body
+	// (gRPC's Grpc-Status and Grpc-Message among them); nil when none came.
+	// A gRPC error answered without a body ("Trailers-Only") has its status
+	// in ResponseHeader instead.
+	ResponseTrailer http.Header
+
+	// Messages holds every message of a gRPC call (IsGRPC), the client's and
+	// the server's, in the order they were whole on the wire, each with its
+	// time; nil for any other exchange. A gRPC exchange's RequestBody and
+	// ResponseBody are nil (its messages are here) and RequestBodySize and
+	// ResponseBodySize count the bytes of each side's stream on the wire,
+	// the 5-byte prefixes included.
+	Messages []Message
 
 	// Endpoint is method plus path template, e.g. "GET /orders/{id}", and
 	// for an inbound request that names an operation, the operation in
@@ -81,12 +97,20 @@ type Exchange struct {
 }
 
 // RequestTruncated reports whether the recorded request body is shorter than
-// the one sent.
-func (e *Exchange) RequestTruncated() bool { return e.RequestBodySize > int64(len(e.RequestBody)) }
+// the one sent; for a gRPC call, whether a client message was cut.
+func (e *Exchange) RequestTruncated() bool {
+	if e.Messages != nil {
+		return messagesCut(e.Messages, FromClient)
+	}
+	return e.RequestBodySize > int64(len(e.RequestBody))
+}
 
 // ResponseTruncated reports whether the recorded response body is shorter
-// than the one sent.
+// than the one sent; for a gRPC call, whether a server message was cut.
 func (e *Exchange) ResponseTruncated() bool {
+	if e.Messages != nil {
+		return messagesCut(e.Messages, FromServer)
+	}
 	return e.ResponseBodySize > int64(len(e.ResponseBody))
 }
 

@@ -51,8 +51,13 @@ func (r Rule) IsBodyRule() bool { return r.body != nil }
 // EndpointOf returns the endpoint of an exchange: Endpoint of its method and
 // URL, followed for an inbound exchange by the operation its request names,
 // if any (see Operation): "POST /graphql {allBooks}". Outbound exchanges get
-// Endpoint alone, as the mock computes it.
+// Endpoint alone, as the mock computes it. A gRPC call's endpoint is its
+// method, in either direction: "gRPC route.RoutesService/FindRoute"
+// (GRPCEndpoint); rules do not apply to it.
 func EndpointOf(e *Exchange, rules []Rule) string {
+	if e.IsGRPC() {
+		return GRPCEndpoint(pathOf(e.URL))
+	}
 	ep := Endpoint(e.Method, e.URL, rules)
 	if e.Direction == Outbound {
 		return ep

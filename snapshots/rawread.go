@@ -27,7 +27,7 @@ const maxIDs = 4096
 const (
 	maxIdleReaders   = 2
 	maxReaderStmts   = 8
-	exchangeColCount = 20
+	exchangeColCount = 22
 )
 
 // readers is a Snapshot's pool of connections for byID.
@@ -156,7 +156,7 @@ func (s *Snapshot) byID(ctx context.Context, ids []int64, q string) ([]*Exchange
 		if err != nil {
 			return nil, fmt.Errorf("read snapshot %s: %w", s.path, err)
 		}
-		err = r.query(ctx, q+"(?"+strings.Repeat(",?", len(chunk)-1)+")", chunk, func(v []driver.Value) error {
+		err = r.query(ctx, s.sel(q)+"(?"+strings.Repeat(",?", len(chunk)-1)+")", chunk, func(v []driver.Value) error {
 			e, err := exchangeFromValues(v)
 			if err == nil {
 				got[e.ID] = e
@@ -191,6 +191,12 @@ func exchangeFromValues(v []driver.Value) (*Exchange, error) {
 		Endpoint: valString(v[16]), ParentID: valInt(v[17]), TraceID: valString(v[18]), Error: valString(v[19]),
 	}
 	var err error
+	if e.ResponseTrailer, err = parseHeader(sql.NullString{String: valString(v[20]), Valid: v[20] != nil}); err != nil {
+		return nil, fmt.Errorf("exchange %d: response trailer: %w", e.ID, err)
+	}
+	if e.Messages, err = decodeMessages(valBytes(v[21])); err != nil {
+		return nil, fmt.Errorf("exchange %d: %w", e.ID, err)
+	}
 	if e.RequestHeader, err = parseHeader(sql.NullString{String: valString(v[9]), Valid: v[9] != nil}); err != nil {
 		return nil, fmt.Errorf("exchange %d: request header: %w", e.ID, err)
 	}

@@ -24,6 +24,7 @@ type Filter struct {
 type Snapshot struct {
 	path    string
 	db      *sql.DB
+	version int      // the file's format version
 	readers *readers // for byID
 }
 
@@ -35,7 +36,24 @@ func Open(path string) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open snapshot %s: %w", path, err)
 	}
-	return &Snapshot{path: path, db: db, readers: &readers{db: db}}, nil
+	var version int
+	if err := db.QueryRow(`SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'version'`).Scan(&version); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open snapshot %s: %w", path, err)
+	}
+	return &Snapshot{path: path, db: db, version: version, readers: &readers{db: db}}, nil
+}
+
+// Version returns the snapshot's format version (1 to SchemaVersion).
+func (s *Snapshot) Version() int { return s.version }
+
+// sel adapts a query naming the columns of version 2 to the file's
+// version: a version 1 file has no such columns, and reads them as NULL.
+func (s *Snapshot) sel(q string) string {
+	if s.version >= 2 {
+		return q
+	}
+	return strings.NewReplacer("response_trailer", "NULL", "messages", "NULL").Replace(q)
 }
 
 // Path returns the file the snapshot was opened from.
@@ -44,7 +62,7 @@ func (s *Snapshot) Path() string { return s.path }
 const exchangeColumns = `id, direction, protocol, service, start_ns, duration_ns,
 	method, url, proto, request_header, request_body, request_body_size,
 	status, response_header, response_body, response_body_size,
-	endpoint, parent_id, trace_id, error`
+	endpoint, parent_id, trace_id, error, ` + v2Columns
 
 // Exchanges yields exchanges matching f in order of ID. Empty headers and
 // bodies read back as nil.
@@ -66,13 +84,13 @@ func (s *Snapshot) Exchanges(ctx context.Context, f Filter) iter.Seq2[*Exchange,
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	q += " ORDER BY id"
-	return queryRows(ctx, s, q, args, scanExchange)
+	return queryRows(ctx, s, s.sel(q), args, scanExchange)
 }
 
 // Exchange returns the exchange with id, or an error when there is none.
 func (s *Snapshot) Exchange(ctx context.Context, id int64) (*Exchange, error) {
 	q := `SELECT ` + exchangeColumns + ` FROM exchanges WHERE id = ?`
-	for e, err := range queryRows(ctx, s, q, []any{id}, scanExchange) {
+	for e, err := range queryRows(ctx, s, s.sel(q), []any{id}, scanExchange) {
 		return e, err
 	}
 	return nil, fmt.Errorf("read snapshot %s: no exchange %d", s.path, id)
@@ -218,11 +236,12 @@ func scanExchange(sc scanner) (*Exchange, error) {
 	var e Exchange
 	var dir string
 	var startNS, durNS int64
-	var reqH, respH sql.NullString
+	var reqH, respH, trailer sql.NullString
+	var msgs []byte
 	err := sc.Scan(&e.ID, &dir, &e.Protocol, &e.Service, &startNS, &durNS,
 		&e.Method, &e.URL, &e.Proto, &reqH, &e.RequestBody, &e.RequestBodySize,
 		&e.Status, &respH, &e.ResponseBody, &e.ResponseBodySize,
-		&e.Endpoint, &e.ParentID, &e.TraceID, &e.Error)
+		&e.Endpoint, &e.ParentID, &e.TraceID, &e.Error, &trailer, &msgs)
 	if err != nil {
 		return nil, err
 	}
@@ -234,6 +253,12 @@ func scanExchange(sc scanner) (*Exchange, error) {
 	}
 	if e.ResponseHeader, err = parseHeader(respH); err != nil {
 		return nil, fmt.Errorf("exchange %d: response header: %w", e.ID, err)
+	}
+	if e.ResponseTrailer, err = parseHeader(trailer); err != nil {
+		return nil, fmt.Errorf("exchange %d: response trailer: %w", e.ID, err)
+	}
+	if e.Messages, err = decodeMessages(msgs); err != nil {
+		return nil, fmt.Errorf("exchange %d: %w", e.ID, err)
 	}
 	if len(e.RequestBody) == 0 {
 		e.RequestBody = nil

@@ -15,29 +15,75 @@ const encodingBase64 = "base64"
 
 // jsonExchange is an Exchange as JSON Lines and HAR's "_replay" carry it.
 type jsonExchange struct {
-	Type                 string      `json:"type,omitempty"`
-	ID                   int64       `json:"id"`
-	Direction            Direction   `json:"direction"`
-	Protocol             string      `json:"protocol,omitempty"`
-	Service              string      `json:"service,omitempty"`
-	Start                string      `json:"start,omitempty"`
-	DurationNS           int64       `json:"duration_ns"`
-	Method               string      `json:"method,omitempty"`
-	URL                  string      `json:"url,omitempty"`
-	Proto                string      `json:"proto,omitempty"`
-	RequestHeader        http.Header `json:"request_header,omitempty"`
-	RequestBody          *string     `json:"request_body,omitempty"`
-	RequestBodyEncoding  string      `json:"request_body_encoding,omitempty"`
-	RequestBodySize      int64       `json:"request_body_size"`
-	Status               int         `json:"status,omitempty"`
-	ResponseHeader       http.Header `json:"response_header,omitempty"`
-	ResponseBody         *string     `json:"response_body,omitempty"`
-	ResponseBodyEncoding string      `json:"response_body_encoding,omitempty"`
-	ResponseBodySize     int64       `json:"response_body_size"`
-	Endpoint             string      `json:"endpoint,omitempty"`
-	ParentID             int64       `json:"parent_id,omitempty"`
-	TraceID              string      `json:"trace_id,omitempty"`
-	Error                string      `json:"error,omitempty"`
+	Type                 string        `json:"type,omitempty"`
+	ID                   int64         `json:"id"`
+	Direction            Direction     `json:"direction"`
+	Protocol             string        `json:"protocol,omitempty"`
+	Service              string        `json:"service,omitempty"`
+	Start                string        `json:"start,omitempty"`
+	DurationNS           int64         `json:"duration_ns"`
+	Method               string        `json:"method,omitempty"`
+	URL                  string        `json:"url,omitempty"`
+	Proto                string        `json:"proto,omitempty"`
+	RequestHeader        http.Header   `json:"request_header,omitempty"`
+	RequestBody          *string       `json:"request_body,omitempty"`
+	RequestBodyEncoding  string        `json:"request_body_encoding,omitempty"`
+	RequestBodySize      int64         `json:"request_body_size"`
+	Status               int           `json:"status,omitempty"`
+	ResponseHeader       http.Header   `json:"response_header,omitempty"`
+	ResponseBody         *string       `json:"response_body,omitempty"`
+	ResponseBodyEncoding string        `json:"response_body_encoding,omitempty"`
+	ResponseBodySize     int64         `json:"response_body_size"`
+	ResponseTrailer      http.Header   `json:"response_trailer,omitempty"`
+	Messages             []jsonMessage `json:"messages,omitempty"`
+	Endpoint             string        `json:"endpoint,omitempty"`
+	ParentID             int64         `json:"parent_id,omitempty"`
+	TraceID              string        `json:"trace_id,omitempty"`
+	Error                string        `json:"error,omitempty"`
+}
+
+// jsonMessage is a Message as JSON Lines and HAR's "_replay" carry it.
+type jsonMessage struct {
+	From         Sender  `json:"from"`
+	OffsetNS     int64   `json:"offset_ns"`
+	Data         *string `json:"data,omitempty"`
+	DataEncoding string  `json:"data_encoding,omitempty"`
+	Size         int64   `json:"size"`
+	Compressed   bool    `json:"compressed,omitempty"`
+	Encoding     string  `json:"encoding,omitempty"`
+}
+
+func toJSONMessages(ms []Message) []jsonMessage {
+	if len(ms) == 0 {
+		return nil
+	}
+	out := make([]jsonMessage, len(ms))
+	for i, m := range ms {
+		out[i] = jsonMessage{From: m.From, OffsetNS: int64(m.Offset), Size: m.Size, Compressed: m.Compressed, Encoding: m.Encoding}
+		out[i].Data, out[i].DataEncoding = encodeBody(m.Data)
+	}
+	return out
+}
+
+func fromJSONMessages(js []jsonMessage) ([]Message, error) {
+	if len(js) == 0 {
+		return nil, nil
+	}
+	out := make([]Message, len(js))
+	for i, j := range js {
+		if j.From != FromClient && j.From != FromServer {
+			return nil, fmt.Errorf("message %d: unknown sender %q (want client or server)", i+1, j.From)
+		}
+		data, err := decodeBody(j.Data, j.DataEncoding)
+		if err != nil {
+			return nil, fmt.Errorf("message %d: %w", i+1, err)
+		}
+		if j.Size < int64(len(data)) {
+			return nil, fmt.Errorf("message %d: size %d smaller than its %d bytes of data", i+1, j.Size, len(data))
+		}
+		out[i] = Message{From: j.From, Offset: time.Duration(j.OffsetNS), Data: data, Size: j.Size, Compressed: j.Compressed, Encoding: j.Encoding}
+	}
+	return out, nil
 }
 
 // jsonStatement is a Statement as JSON Lines and HAR carry it.
@@ -77,6 +123,8 @@ func toJSONExchange(e *Exchange) *jsonExchange {
 		Status: e.Status, ResponseHeader: e.ResponseHeader, ResponseBodySize: e.ResponseBodySize,
 		Endpoint: e.Endpoint, ParentID: e.ParentID, TraceID: e.TraceID, Error: e.Error,
 	}
+	j.ResponseTrailer = e.ResponseTrailer
+	j.Messages = toJSONMessages(e.Messages)
 	j.RequestBody, j.RequestBodyEncoding = encodeBody(e.RequestBody)
 	j.ResponseBody, j.ResponseBodyEncoding = encodeBody(e.ResponseBody)
 	return j
@@ -103,6 +151,12 @@ func (j *jsonExchange) exchange() (*Exchange, error) {
 	}
 	if e.Direction == "" {
 		e.Direction = Inbound
+	}
+	if len(j.ResponseTrailer) > 0 {
+		e.ResponseTrailer = j.ResponseTrailer
+	}
+	if e.Messages, err = fromJSONMessages(j.Messages); err != nil {
+		return nil, err
 	}
 	if e.RequestBody, err = decodeBody(j.RequestBody, j.RequestBodyEncoding); err != nil {
 		return nil, fmt.Errorf("request body: %w", err)

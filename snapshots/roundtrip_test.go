@@ -54,6 +54,7 @@ func variedSnapshot(t testing.TB) string {
 			Endpoint: "GET /custom/endpoint",
 		},
 		{Direction: Inbound, Method: "DELETE", URL: "/legacy/x", Status: 204, ID: 100},
+		grpcExchange(start),
 	}
 	for _, e := range exchanges {
 		w.CountSeen(e.Direction)
@@ -67,6 +68,27 @@ func variedSnapshot(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// grpcExchange is a bidirectional gRPC call over h2c: messages both ways,
+// interleaved, one compressed, one cut, one binary, one empty; trailers.
+func grpcExchange(start time.Time) *Exchange {
+	return &Exchange{
+		Direction: Inbound, Protocol: "http", Service: "127.0.0.1:50051", Start: start.Add(2 * time.Second),
+		Duration: 3 * time.Millisecond, Method: "POST", URL: "/route.RoutesService/RouteChat", Proto: "HTTP/2.0",
+		RequestHeader:   http.Header{"Content-Type": {"application/grpc"}, "Grpc-Timeout": {"5S"}, "Te": {"trailers"}},
+		RequestBodySize: 27,
+		Status:          200, ResponseHeader: http.Header{"Content-Type": {"application/grpc"}, "Grpc-Encoding": {"gzip"}},
+		ResponseBodySize: 40,
+		ResponseTrailer:  http.Header{"Grpc-Status": {"5"}, "Grpc-Message": {"no route %C3%A0 here"}},
+		Messages: []Message{
+			{From: FromClient, Offset: 100 * time.Microsecond, Data: []byte{0x0a, 0x03, 'a', 'b', 'c'}, Size: 5},
+			{From: FromServer, Offset: 900 * time.Microsecond, Data: []byte{0x08, 0x96, 0x01}, Size: 3, Compressed: true},
+			{From: FromClient, Offset: 1500 * time.Microsecond, Data: []byte{0xff, 0xfe}, Size: 17},
+			{From: FromClient, Offset: 1600 * time.Microsecond, Size: 0},
+			{From: FromServer, Offset: 2 * time.Millisecond, Data: []byte{1, 2}, Size: 2, Compressed: true, Encoding: "snappy"},
+		},
+	}
 }
 
 type snapshotContents struct {
@@ -101,7 +123,7 @@ func readAll(t *testing.T, path string) snapshotContents {
 func TestRoundTrip(t *testing.T) {
 	src := variedSnapshot(t)
 	want := readAll(t, src)
-	if len(want.Exchanges) != 6 || len(want.Statements) != 3 {
+	if len(want.Exchanges) != 7 || len(want.Statements) != 3 {
 		t.Fatalf("fixture: %d exchanges, %d statements", len(want.Exchanges), len(want.Statements))
 	}
 	formats := []struct {

@@ -75,6 +75,17 @@ var snapshotDDL = []string{
 	`CREATE TABLE rules (position INTEGER PRIMARY KEY, rule TEXT NOT NULL)`,
 }
 
+// snapshotV2 takes the snapshot schema from version 1 to 2: an exchange's
+// response trailers and the messages of a gRPC call (see messages.go).
+// Readers of a version 1 file read both as NULL (Snapshot.sel).
+var snapshotV2 = []string{
+	`ALTER TABLE exchanges ADD COLUMN response_trailer TEXT`,
+	`ALTER TABLE exchanges ADD COLUMN messages BLOB`,
+}
+
+// v2Columns are the columns version 2 added, as queries name them.
+const v2Columns = `response_trailer, messages`
+
 // runDDL creates version 1 of the run file schema.
 var runDDL = []string{
 	metaDDL,

@@ -67,7 +67,7 @@ type Writer struct {
 // Create creates a new snapshot file at path; it fails with ErrExists when
 // the file exists.
 func Create(path string, opts Options) (*Writer, error) {
-	db, err := createFile(path, kindSnapshot, snapshotDDL)
+	db, err := createFile(path, kindSnapshot, slices.Concat(snapshotDDL, snapshotV2))
 	if err != nil {
 		return nil, fmt.Errorf("create snapshot %s: %w", path, err)
 	}
@@ -116,8 +116,8 @@ const (
 	exchangeCols = `id, direction, protocol, service, start_ns, duration_ns,
 		method, url, proto, request_header, request_body, request_body_size,
 		status, response_header, response_body, response_body_size,
-		endpoint, parent_id, trace_id, error`
-	exchangeRow   = `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+		endpoint, parent_id, trace_id, error, ` + v2Columns
+	exchangeRow   = `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 	statementCols = `id, exchange_id, trace_id, conn, start_ns, duration_ns,
 		protocol, sql, fingerprint, rows, command_tag, error`
 	statementRow = `(?,?,?,?,?,?,?,?,?,?,?,?)`
@@ -179,7 +179,8 @@ func (w *Writer) AddExchange(e *Exchange) {
 		unixNano(e.Start), int64(e.Duration), e.Method, e.URL, e.Proto,
 		headerJSON(e.RequestHeader), blob(e.RequestBody), e.RequestBodySize,
 		int64(e.Status), headerJSON(e.ResponseHeader), blob(e.ResponseBody), e.ResponseBodySize,
-		e.Endpoint, e.ParentID, e.TraceID, e.Error}
+		e.Endpoint, e.ParentID, e.TraceID, e.Error,
+		headerJSON(e.ResponseTrailer), blob(encodeMessages(e.Messages))}
 	if !w.b.add(rec) {
 		w.b.logger.Error("snapshot write: exchange added after Close", "id", e.ID)
 		return
@@ -280,7 +281,7 @@ type exchangeRecord struct {
 	e *Exchange
 	// values of the row (exchangeCols), made by AddExchange: on the
 	// callers' goroutines rather than on the writing one.
-	values [20]driver.Value
+	values [22]driver.Value
 }
 
 func (r *exchangeRecord) write(st *stmts) error {

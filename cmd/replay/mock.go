@@ -30,6 +30,7 @@ type mockOptions struct {
 	volatile   []string
 	match      string
 	limits     listen.Limits
+	proto      protoFlags
 
 	stdout, stderr io.Writer
 	// onReady, when set, is told the addresses listened on (tests).
@@ -60,6 +61,7 @@ func newCmdMock(s streams) *cobra.Command {
 	f.StringArrayVar(&opts.resolve, "resolve", nil, "for calls passed through: `HOST:PORT=ADDR` dials ADDR for calls to HOST:PORT (repeatable)")
 	f.StringVar(&opts.upstreamCA, "upstream-ca", "", "also trust the CA certificates in PEM `FILE` when passing calls through to HTTPS upstreams")
 	f.StringVar(&opts.match, "match", "template", "the loosest `LEVEL` a call may match at: exact, loose or template")
+	opts.proto.addFlags(f)
 	f.StringArrayVar(&opts.volatile, "volatile", nil, "also ignore the values of query parameter or JSON member `KEY` when matching loosely (repeatable)")
 	return cmd
 }
@@ -166,7 +168,12 @@ func mockRun(ctx context.Context, opts *mockOptions) error {
 		upstreamTLS = &tls.Config{RootCAs: roots}
 	}
 	logger := slog.New(slog.NewTextHandler(opts.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	dec, err := opts.proto.decoder(ctx, "mock")
+	if err != nil {
+		return err
+	}
 	srv, err := mock.New(*opts.behaviour.apply(&mock.Config{
+		Decoder:      dec,
 		Snapshot:     snap,
 		Services:     opts.mock,
 		Match:        p.match,

@@ -23,6 +23,7 @@ import (
 type recordOptions struct {
 	out           string
 	inbound       []string
+	inboundTLS    inboundTLSFlags
 	outbound      string
 	outboundHTTP2 bool
 	postgres      postgresFlags
@@ -72,8 +73,9 @@ func newCmdRecord(s streams) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.out, "out", "", "snapshot `FILE` to create (must not exist)")
-	f.StringArrayVar(&opts.inbound, "inbound", nil, "record inbound HTTP: `LISTEN=URL` is a reverse proxy on LISTEN to the app at URL (repeatable)")
+	f.StringArrayVar(&opts.inbound, "inbound", nil, "record inbound HTTP and gRPC: `LISTEN=URL` is a reverse proxy on LISTEN to the app at URL, speaking HTTP/1.1 and h2c (repeatable)")
 	f.StringVar(&opts.outbound, "outbound", "", "record outbound HTTP(S): a forward proxy on `LISTEN` for the app's HTTP_PROXY/HTTPS_PROXY")
+	opts.inboundTLS.addFlags(f)
 	f.BoolVar(&opts.outboundHTTP2, "outbound-http2", false, "for --outbound: let apps speak HTTP/2 inside intercepted HTTPS (offered by ALPN; default HTTP/1.1)")
 	opts.postgres.addFlags(f)
 	opts.mysql = mysqlFlags()

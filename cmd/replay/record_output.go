@@ -17,7 +17,11 @@ import (
 // --outbound is given.
 func printListening(w io.Writer, s *recorder.Session, p *recordPlan, opts *recordOptions, authority *ca.CA, logger *slog.Logger) {
 	for i, addr := range s.InboundAddrs() {
-		fmt.Fprintf(w, "inbound  %s → %s\n", addr, p.inbound[i].target)
+		speaks := "HTTP/1.1, h2c"
+		if opts.inboundTLS.used() {
+			speaks = "TLS: h2, HTTP/1.1"
+		}
+		fmt.Fprintf(w, "inbound  %s (%s) → %s\n", addr, speaks, p.inbound[i].target)
 	}
 	if addr := s.OutboundAddr(); addr != nil {
 		proxy := "http://" + dialable(addr)

@@ -70,7 +70,7 @@ func (opts *recordOptions) planInbound(p *recordPlan) error {
 		}
 		p.inbound = append(p.inbound, inboundSpec{l, u})
 	}
-	return nil
+	return opts.inboundTLS.validate(len(p.inbound))
 }
 
 // planOutbound checks --outbound LISTEN.

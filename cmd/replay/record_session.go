@@ -28,7 +28,14 @@ func newSession(p *recordPlan, opts *recordOptions, logger *slog.Logger) (*recor
 		Warn:      func(err error) { fmt.Fprintf(opts.stderr, "replay: warning: %v\n", err) },
 	}
 	for _, in := range p.inbound {
-		cfg.Inbound = append(cfg.Inbound, recorder.SessionInbound{Listen: in.listen, Target: in.target})
+		si := recorder.SessionInbound{Listen: in.listen, Target: in.target}
+		if opts.inboundTLS.used() {
+			var err error
+			if si.TLS, _, err = opts.inboundTLS.config(opts.caDir, in.listen); err != nil {
+				return nil, nil, err
+			}
+		}
+		cfg.Inbound = append(cfg.Inbound, si)
 	}
 	if opts.upstreamCA != "" {
 		var err error

@@ -62,6 +62,7 @@ func (r *Redactor) Redact(e *snapshots.Exchange) {
 	e.Error = urlPasswords(e.Error)
 	e.RequestHeader = r.header(e.RequestHeader)
 	e.ResponseHeader = r.header(e.ResponseHeader)
+	e.ResponseTrailer = r.header(e.ResponseTrailer)
 	if b, ok := r.body(e.RequestHeader, e.RequestBody); ok {
 		e.RequestBodySize += int64(len(b) - len(e.RequestBody))
 		e.RequestBody = b

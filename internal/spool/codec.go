@@ -15,7 +15,9 @@ import (
 // snapshots.Exchange: integers as varints, strings and bodies as their
 // length and bytes (a body's length plus one, 0 for nil), a time as unix
 // nanoseconds (0 for none) and a header as its size in bytes plus one (0
-// for nil), then its number of keys and each key and its values.
+// for nil), then its number of keys and each key and its values; a gRPC
+// call's messages are a body holding them as snapshots.MarshalMessages
+// encodes them.
 //
 // Decoded, nothing shares the batch's buffer: a string kept long after
 // the batch (an endpoint counted with a response hash, a template kept for
@@ -51,6 +53,8 @@ func encodeBatch(exs []*snapshots.Exchange) []byte {
 		b = binary.AppendVarint(b, e.ParentID)
 		b = appendString(b, e.TraceID)
 		b = appendString(b, e.Error)
+		b = appendHeader(b, e.ResponseTrailer)
+		b = appendBody(b, snapshots.MarshalMessages(e.Messages))
 	}
 	return b
 }
@@ -62,7 +66,15 @@ func encodedSize(exs []*snapshots.Exchange) int {
 	for _, e := range exs {
 		n += 20*binary.MaxVarintLen64 + len(e.Direction) + len(e.Protocol) + len(e.Service) + len(e.Method) + len(e.URL) +
 			len(e.Proto) + len(e.RequestBody) + len(e.ResponseBody) + len(e.Endpoint) + len(e.TraceID) + len(e.Error) +
-			headerSize(e.RequestHeader) + headerSize(e.ResponseHeader)
+			headerSize(e.RequestHeader) + headerSize(e.ResponseHeader) + headerSize(e.ResponseTrailer) + messagesSize(e.Messages)
+	}
+	return n
+}
+
+func messagesSize(ms []snapshots.Message) int {
+	n := 2 * binary.MaxVarintLen64
+	for _, m := range ms {
+		n += 2 + 5*binary.MaxVarintLen64 + len(m.Encoding) + len(m.Data)
 	}
 	return n
 }
@@ -163,6 +175,13 @@ func decodeBatch(buf []byte, in *interner) ([]*snapshots.Exchange, error) {
 		e.ParentID = d.int()
 		e.TraceID = d.string()
 		e.Error = d.string()
+		e.ResponseTrailer = d.header()
+		if ms := d.body(); ms != nil {
+			var err error
+			if e.Messages, err = snapshots.UnmarshalMessages(ms); err != nil {
+				return nil, errCorrupt
+			}
+		}
 		exs[j] = e
 	}
 	if d.err != nil || d.i != len(buf) {

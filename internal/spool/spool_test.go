@@ -59,6 +59,13 @@ func exchange(r *rand.Rand, id int64) *snapshots.Exchange {
 	if r.IntN(2) == 0 {
 		e.TraceID, e.Proto = "4bf92f3577b34da6a3ce929d0e0e4736", "HTTP/2.0"
 	}
+	if r.IntN(3) == 0 { // a gRPC call: trailers and messages both ways
+		e.ResponseTrailer = http.Header{"Grpc-Status": {fmt.Sprint(r.IntN(17))}}
+		e.Messages = []snapshots.Message{
+			{From: snapshots.FromClient, Offset: time.Duration(r.IntN(1e6)), Data: []byte{0x0a, 0x01, byte(r.IntN(256))}, Size: 3},
+			{From: snapshots.FromServer, Offset: time.Duration(r.IntN(1e6)), Size: int64(r.IntN(5)), Compressed: r.IntN(2) == 0},
+		}
+	}
 	return e
 }
 

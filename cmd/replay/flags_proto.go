@@ -1,0 +1,33 @@
+package main
+
+import (
+	"context"
+
+	"github.com/spf13/pflag"
+
+	"github.com/replaykit/replay/pbdecode"
+)
+
+// protoFlags give gRPC messages their field names: --proto FILE (a .proto
+// source or a FileDescriptorSet) and --proto-path DIR for its imports.
+type protoFlags struct {
+	files, paths []string
+}
+
+func (p *protoFlags) addFlags(f *pflag.FlagSet) {
+	f.StringArrayVar(&p.files, "proto", nil, "decode gRPC messages with the field names of `FILE`: a .proto source or a descriptor set (protoc --descriptor_set_out) (repeatable; default: by field number)")
+	f.StringArrayVar(&p.paths, "proto-path", nil, "look for the imports of --proto files in `DIR` (repeatable)")
+}
+
+// decoder returns the decoder of the flags: by field number without
+// --proto.
+func (p *protoFlags) decoder(ctx context.Context, cmd string) (*pbdecode.Decoder, error) {
+	if len(p.files) == 0 {
+		return &pbdecode.Decoder{}, nil
+	}
+	s, err := pbdecode.LoadFiles(ctx, p.files, p.paths)
+	if err != nil {
+		return nil, usagef("%s: --proto: %v", cmd, err)
+	}
+	return &pbdecode.Decoder{Schema: s}, nil
+}

@@ -1,0 +1,165 @@
+// Package grpctest runs grpc-go's interop test server (the TestService of
+// google.golang.org/grpc/interop, every RPC kind) on loopback for tests,
+// counting on the server side what each call did: the truth a recording or
+// a mock is checked against. It also runs the interop client's cases.
+// Tests only: the release binary does not link it.
+package grpctest
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"sync"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/interop"
+	testgrpc "google.golang.org/grpc/interop/grpc_testing"
+	"google.golang.org/grpc/status"
+)
+
+// Call is what the server saw of one call.
+type Call struct {
+	// Method is the call's path, "/grpc.testing.TestService/UnaryCall".
+	Method string
+	// Received and Sent count the messages the server read and wrote.
+	Received, Sent int
+	// Code is the status the handler returned.
+	Code int
+}
+
+// Server is a running interop server.
+type Server struct {
+	// Addr is its host:port.
+	Addr string
+	srv  *grpc.Server
+	mu   sync.Mutex
+	// calls are the finished calls, in the order they ended.
+	calls []Call
+}
+
+// Start starts an interop server on 127.0.0.1, in the clear (h2c with prior
+// knowledge, as gRPC clients speak it) or, with cert set, over TLS. It
+// stops when t ends.
+func Start(t testing.TB, cert *tls.Certificate) *Server {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{Addr: l.Addr().String()}
+	opts := []grpc.ServerOption{grpc.UnaryInterceptor(s.unary), grpc.StreamInterceptor(s.stream)}
+	if cert != nil {
+		opts = append(opts, grpc.Creds(credentials.NewServerTLSFromCert(cert)))
+	}
+	s.srv = grpc.NewServer(opts...)
+	testgrpc.RegisterTestServiceServer(s.srv, interop.NewTestServer())
+	go s.srv.Serve(l)
+	t.Cleanup(s.srv.Stop)
+	return s
+}
+
+// Calls returns the calls finished so far.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Call(nil), s.calls...)
+}
+
+func (s *Server) add(c Call) {
+	s.mu.Lock()
+	s.calls = append(s.calls, c)
+	s.mu.Unlock()
+}
+
+func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	resp, err := h(ctx, req)
+	c := Call{Method: info.FullMethod, Received: 1, Code: int(status.Code(err))}
+	if err == nil {
+		c.Sent = 1
+	}
+	s.add(c)
+	return resp, err
+}
+
+func (s *Server) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	cs := &countingStream{ServerStream: ss}
+	err := h(srv, cs)
+	s.add(Call{Method: info.FullMethod, Received: cs.recv, Sent: cs.sent, Code: int(status.Code(err))})
+	return err
+}
+
+type countingStream struct {
+	grpc.ServerStream
+	recv, sent int
+}
+
+func (c *countingStream) RecvMsg(m any) error {
+	err := c.ServerStream.RecvMsg(m)
+	if err == nil {
+		c.recv++
+	}
+	return err
+}
+
+func (c *countingStream) SendMsg(m any) error {
+	err := c.ServerStream.SendMsg(m)
+	if err == nil {
+		c.sent++
+	}
+	return err
+}
+
+// Cases are the interop client's test cases that need nothing but the
+// server (no cloud credentials, no load balancer), by name as the
+// interop client's --test_case takes them. Each fails the process, as the
+// interop client does, when the server's answer is not the expected one.
+var Cases = []struct {
+	Name string
+	Run  func(ctx context.Context, cc *grpc.ClientConn)
+}{
+	{"empty_unary", func(ctx context.Context, cc *grpc.ClientConn) {
+		interop.DoEmptyUnaryCall(ctx, testgrpc.NewTestServiceClient(cc))
+	}},
+	{"large_unary", func(ctx context.Context, cc *grpc.ClientConn) {
+		interop.DoLargeUnaryCall(ctx, testgrpc.NewTestServiceClient(cc))
+	}},
+	{"client_streaming", func(ctx context.Context, cc *grpc.ClientConn) {
+		interop.DoClientStreaming(ctx, testgrpc.NewTestServiceClient(cc))
+	}},
+	{"server_streaming", func(ctx context.Context, cc *grpc.ClientConn) {
+		interop.DoServerStreaming(ctx, testgrpc.NewTestServiceClient(cc))
+	}},
+	{"ping_pong", func(ctx context.Context, cc *grpc.ClientConn) {
+		interop.DoPingPong(ctx, testgrpc.NewTestServiceClient(cc))
+	}},
+	{"empty_stream", func(ctx context.Context, cc *grpc.ClientConn) {
+		interop.DoEmptyStream(ctx, testgrpc.NewTestServiceClient(cc))
+	}},
+	{"timeout_on_sleeping_server", func(ctx context.Context, cc *grpc.ClientConn) {
+		interop.DoTimeoutOnSleepingServer(ctx, testgrpc.NewTestServiceClient(cc))
+	}},
+	{"cancel_after_begin", func(ctx context.Context, cc *grpc.ClientConn) {
+		interop.DoCancelAfterBegin(ctx, testgrpc.NewTestServiceClient(cc))
+	}},
+	{"cancel_after_first_response", func(ctx context.Context, cc *grpc.ClientConn) {
+		interop.DoCancelAfterFirstResponse(ctx, testgrpc.NewTestServiceClient(cc))
+	}},
+	{"status_code_and_message", func(ctx context.Context, cc *grpc.ClientConn) {
+		interop.DoStatusCodeAndMessage(ctx, testgrpc.NewTestServiceClient(cc))
+	}},
+	{"special_status_message", func(ctx context.Context, cc *grpc.ClientConn) {
+		interop.DoSpecialStatusMessage(ctx, testgrpc.NewTestServiceClient(cc))
+	}},
+	{"custom_metadata", func(ctx context.Context, cc *grpc.ClientConn) {
+		interop.DoCustomMetadata(ctx, testgrpc.NewTestServiceClient(cc))
+	}},
+	{"unimplemented_method", func(ctx context.Context, cc *grpc.ClientConn) { interop.DoUnimplementedMethod(ctx, cc) }},
+	{"unimplemented_service", func(ctx context.Context, cc *grpc.ClientConn) {
+		interop.DoUnimplementedService(ctx, testgrpc.NewUnimplementedServiceClient(cc))
+	}},
+}
+
+// Stop stops the server at once: a mock must answer without it.
+func (s *Server) Stop() { s.srv.Stop() }
