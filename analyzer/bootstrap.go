@@ -27,8 +27,11 @@ type side struct {
 }
 
 // newSide sorts a sample; pairOf maps a slice number to its pair index (nil
-// for MethodIID).
+// for MethodIID). A nil sample is an empty side.
 func newSide(s *sample, pairOf map[int32]int32, pairs int) side {
+	if s == nil {
+		s = &sample{}
+	}
 	items := slices.Clone(s.items)
 	slices.SortFunc(items, func(a, b sampleItem) int { return cmp.Compare(a.lat, b.lat) })
 	sd := side{values: make([]int64, 0, len(items))}

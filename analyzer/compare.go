@@ -83,10 +83,12 @@ type Comparison struct {
 	// SlicePairs is the number of slice pairs (MethodPairedSlices); the
 	// intervals resample those not SetAside.
 	SlicePairs int
-	// SetAside are the slice pairs left out of the latency intervals
+	// SetAside are the slice pairs left out of the latency figures the
+	// verdict rests on (EndpointComparison.P95 and P99, their intervals)
 	// because a burst of load on the machine made one of their slices far
 	// slower than its run's others (at most a fifth of the pairs; see
-	// disturbedPairs). Counts, SQL and failures keep every slice.
+	// disturbedPairs). Counts, SQL, failures and each side's own figures
+	// (EndpointSummary.Latency) keep every slice.
 	SetAside []SetAside
 	// MockMisses are the mock's misses in the baseline and candidate runs.
 	MockMisses [2]int64
@@ -160,7 +162,8 @@ type EndpointComparison struct {
 	// Fingerprint is the statement the explanation names as the cause (an
 	// N+1 or a slower statement); "" otherwise.
 	Fingerprint string
-	// P95 and P99 compare the latency percentiles.
+	// P95 and P99 compare the latency percentiles: the figures the verdict
+	// rests on, which every report shows (see Change.WithoutSetAside).
 	P95, P99 Change
 	// SQLVerdict judges statements per request on their own ("" when SQL
 	// was not counted on both sides).
@@ -218,6 +221,11 @@ type Change struct {
 	Verdict Verdict
 	// Method is the bootstrap method (MethodPairedSlices or MethodIID).
 	Method string
+	// WithoutSetAside reports that Baseline and Candidate (and Delta and
+	// Ratio) leave out the slice pairs set aside (Comparison.SetAside), as
+	// the interval does, and so differ from the sides' percentiles over all
+	// their requests (EndpointSummary.Latency); false: they are those.
+	WithoutSetAside bool
 }
 
 // FingerprintChange compares one statement fingerprint.
@@ -403,27 +411,22 @@ func compareEndpoint(c *Comparison, name string, pairA, pairB map[int32]int32, p
 	e.FailureVerdict, e.FailureZ = failureVerdict(b, k, o)
 	compareUpstream(e, o)
 
+	if pairs == 0 {
+		pairA, pairB = nil, nil
+	}
+	bs, ks := newSide(b.sample, pairA, pairs), newSide(k.sample, pairB, pairs)
+	if len(c.SetAside) > 0 && keptSome(b.sample, bs) && keptSome(k.sample, ks) {
+		// The change is judged without the pairs set aside: its figures
+		// too, on every endpoint alike.
+		withoutSetAside(&e.P95, bs, ks, 0.95)
+		withoutSetAside(&e.P99, bs, ks, 0.99)
+	}
 	enough := b.sample != nil && k.sample != nil &&
 		len(b.sample.items) >= o.MinSamples && len(k.sample.items) >= o.MinSamples
 	if enough {
 		h := fnv.New64a()
 		h.Write([]byte(name))
 		rng := rand.New(rand.NewPCG(o.Seed, h.Sum64()))
-		if pairs == 0 {
-			pairA, pairB = nil, nil
-		}
-		bs, ks := newSide(b.sample, pairA, pairs), newSide(k.sample, pairB, pairs)
-		if len(c.SetAside) > 0 {
-			// The change is judged without the pairs set aside: its
-			// figures too.
-			for _, x := range []struct {
-				ch *Change
-				q  float64
-			}{{&e.P95, 0.95}, {&e.P99, 0.99}} {
-				x.ch.Baseline, x.ch.Candidate = usToMs(quantile(bs.values, x.q)), usToMs(quantile(ks.values, x.q))
-				x.ch.Delta, x.ch.Ratio = x.ch.Candidate-x.ch.Baseline, ratio(quantile(ks.values, x.q), quantile(bs.values, x.q))
-			}
-		}
 		ci := bootstrapRatios(bs, ks, pairs, o.Resamples, o.Confidence, rng)
 		e.P95.CILow, e.P95.CIHigh, e.P95.Method = ci.p95Low, ci.p95High, ci.method
 		e.P95.Disjoint = isDisjoint(bs.values, ks.values, 0.95, o.Confidence, e.P95.Delta)
@@ -443,6 +446,22 @@ func compareEndpoint(c *Comparison, name string, pairA, pairB map[int32]int32, p
 	e.Verdict = combine(enough, e.P95.Verdict, e.P99.Verdict, e.SQLVerdict, e.FailureVerdict, e.UpstreamVerdict)
 	explain(c, e)
 	return e
+}
+
+// withoutSetAside sets ch to the q-quantiles of the sides' values kept
+// (the slice pairs set aside left out).
+func withoutSetAside(ch *Change, bs, ks side, q float64) {
+	b, k := quantile(bs.values, q), quantile(ks.values, q)
+	ch.Baseline, ch.Candidate = usToMs(b), usToMs(k)
+	ch.Delta, ch.Ratio = ch.Candidate-ch.Baseline, ratio(k, b)
+	ch.WithoutSetAside = true
+}
+
+// keptSome reports whether a side's figures can leave the pairs set aside
+// out: it has no sample (no requests: nothing to leave out), or some of
+// its sample lies in the pairs kept.
+func keptSome(s *sample, sd side) bool {
+	return s == nil || len(s.items) == 0 || len(sd.values) > 0
 }
 
 // byCount returns the keys of counts, the largest count first, then by key.

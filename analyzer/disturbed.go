@@ -144,7 +144,7 @@ func withoutPairs(pairA, pairB map[int32]int32, pairs int, aside []SetAside) (a,
 // setAsideSentence says which pairs were left out and why, e.g. "2 of 20
 // slice pairs set aside, a burst of load on the machine making one slice
 // far slower than the others (baseline slice 7 ×41, candidate slice 12 ×6):
-// the latency intervals rest on the other 18".
+// the p95 and p99 figures and their intervals rest on the other 18".
 func setAsideSentence(aside []SetAside, pairs int) string {
 	var parts []string
 	for i, a := range aside {
@@ -154,6 +154,6 @@ func setAsideSentence(aside []SetAside, pairs int) string {
 		}
 		parts = append(parts, fmt.Sprintf("%s slice %d %s", a.Side, a.Slice, FormatRatio(a.Factor)))
 	}
-	return fmt.Sprintf("%d of %d slice pairs set aside, a burst of load on the machine making a slice far slower than its run's others (%s): the latency intervals rest on the other %d",
+	return fmt.Sprintf("%d of %d slice pairs set aside, a burst of load on the machine making a slice far slower than its run's others (%s): the p95 and p99 figures and their intervals rest on the other %d",
 		len(aside), pairs, strings.Join(parts, ", "), pairs-len(aside))
 }

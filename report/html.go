@@ -79,7 +79,7 @@ const chartsHTML = `{{define "charts"}}<h2>Latency over time</h2>
 {{.Charts.Timeline}}
 <h2>Endpoints in detail</h2>
 {{range .Charts.Detail}}<section class="ep"><h3>{{.Name}}{{if .Verdict}} <span class="{{.Verdict}}">{{.Verdict}}</span>{{end}}</h3>
-{{if .Explanation}}<p><small>{{code .Explanation}}</small></p>{{end}}
+{{if .Explanation}}<p><small>{{code .Explanation}}</small></p>{{end}}{{if .Scope}}<p><small>{{.Scope}}</small></p>{{end}}
 <div class="charts">{{.Dist}}{{.Series}}</div>{{.SQL}}</section>
 {{end}}{{if .Charts.Omitted}}<p><small>{{.Charts.Omitted}} more endpoints are in the table above, not drawn.</small></p>{{end}}
 <p><small>{{.Charts.Legend}}</small></p>
@@ -193,11 +193,11 @@ func ComparisonHTML(w io.Writer, r *ComparisonReport) error {
 	}
 	largest := 0.0
 	for _, x := range c.Endpoints {
-		largest = max(largest, x.Baseline.Latency.P95, x.Candidate.Latency.P95)
+		largest = max(largest, x.P95.Baseline, x.P95.Candidate)
 	}
 	for _, x := range c.Endpoints {
 		p.Endpoints = append(p.Endpoints, map[string]any{
-			"Name": x.Endpoint, "BarBase": bar(x.Baseline.Latency.P95, largest), "BarCand": bar(x.Candidate.Latency.P95, largest),
+			"Name": x.Endpoint, "BarBase": bar(x.P95.Baseline, largest), "BarCand": bar(x.P95.Candidate, largest),
 			"Requests": count(x.Baseline.Requests) + " → " + count(x.Candidate.Requests),
 			"P95":      num(x.P95.Baseline) + " → " + num(x.P95.Candidate),
 			"P99":      num(x.P99.Baseline) + " → " + num(x.P99.Candidate),

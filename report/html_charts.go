@@ -32,10 +32,12 @@ type htmlCharts struct {
 	Legend string
 }
 
-// htmlDetail is one endpoint's charts.
+// htmlDetail is one endpoint's charts. Scope, when not empty, says that
+// the distribution is of all requests while the figures above it leave the
+// slice pairs set aside out.
 type htmlDetail struct {
-	Name, Verdict, Explanation string
-	Dist, Series, SQL          template.HTML
+	Name, Verdict, Explanation, Scope string
+	Dist, Series, SQL                 template.HTML
 }
 
 // chartsLegend is how to read the charts, for both pages.
@@ -61,6 +63,9 @@ func comparisonCharts(c *analyzer.Comparison) htmlCharts {
 			break
 		}
 		d := htmlDetail{Name: e.Endpoint, Verdict: string(e.Verdict), Explanation: e.Explanation}
+		if e.P95.WithoutSetAside {
+			d.Scope = distributionScope
+		}
 		var band *distBand
 		if e.P95.CIHigh > 0 && e.P95.Baseline > 0 {
 			band = &distBand{lo: e.P95.Baseline * e.P95.CILow, hi: e.P95.Baseline * e.P95.CIHigh,

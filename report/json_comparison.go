@@ -33,7 +33,8 @@ type ComparisonDocument struct {
 	// 212/s (fair load: 50% of the baseline's 424/s under 4 VUs in warmup),
 	// 20s per side".
 	Load string `json:"load"`
-	// SetAside lists the slice pairs left out of the latency intervals: a
+	// SetAside lists the slice pairs left out of the p95 and p99 changes
+	// (their figures and intervals; basis kept-pairs): a
 	// burst of load on the machine made one of their slices far slower than
 	// its run's others (analyzer.Comparison.SetAside); absent when none.
 	SetAside []SetAsideDocument `json:"set_aside,omitempty"`
@@ -95,7 +96,10 @@ type EndpointComparisonDocument struct {
 	*UpstreamComparisonFields
 }
 
-// StatsDocument is one side's figures for an endpoint.
+// StatsDocument is one side's figures for an endpoint, over all its
+// requests: when slice pairs were set aside its p95_ms and p99_ms differ
+// from the change's (ChangeDocument, basis kept-pairs), which the verdict
+// rests on.
 type StatsDocument struct {
 	Requests        int64   `json:"requests"`
 	Failed          int64   `json:"failed"`

@@ -134,6 +134,18 @@ func endpointOut(x *analyzer.EndpointSummary) string {
 		analyzer.FormatMs(x.Latency.P99), analyzer.FormatMs(x.Latency.Max), perRequest(&x.SQL))
 }
 
+// comparisonOut is an endpoint's system-out in a comparison: its verdict
+// and explanation, then each side's figures. When its p95 and p99 leave
+// out slice pairs set aside, a line gives them as the verdict has them and
+// the sides' figures are labelled as over all their requests.
+func comparisonOut(c *analyzer.Comparison, x *analyzer.EndpointComparison) string {
+	if !x.P95.WithoutSetAside {
+		return fmt.Sprintf("%s: %s\nbaseline:  %s\ncandidate: %s", x.Verdict, x.Explanation, endpointOut(x.Baseline), endpointOut(x.Candidate))
+	}
+	return fmt.Sprintf("%s: %s\n%s\nbaseline, all requests:  %s\ncandidate, all requests: %s",
+		x.Verdict, x.Explanation, changeOut(c, x), endpointOut(x.Baseline), endpointOut(x.Candidate))
+}
+
 // junitTime formats d as JUnit seconds: three decimals, never negative
 // (junit-10's SUREFIRE_TIME).
 func junitTime(d time.Duration) string { return fmt.Sprintf("%.3f", max(d, 0).Seconds()) }
@@ -209,7 +221,7 @@ func ComparisonJUnit(w io.Writer, r *ComparisonReport) error {
 	eps.Time = junitTime(load)
 	for _, x := range c.Endpoints {
 		tc := junitCase{Name: x.Endpoint, Classname: eps.Name, Time: junitTime(loadShare(c.Baseline, x.Baseline) + loadShare(c.Candidate, x.Candidate)),
-			SystemOut: fmt.Sprintf("%s: %s\nbaseline:  %s\ncandidate: %s", x.Verdict, x.Explanation, endpointOut(x.Baseline), endpointOut(x.Candidate))}
+			SystemOut: comparisonOut(c, x)}
 		switch x.Verdict {
 		case analyzer.Regression:
 			tc.Failure = &junitMessage{Message: x.Explanation, Type: "regression", Text: x.Explanation}

@@ -205,6 +205,9 @@ func minRelative(c *analyzer.Comparison) float64 {
 }
 
 func method(c *analyzer.Comparison) string {
+	if c.Method == analyzer.MethodPairedSlices && len(c.SetAside) > 0 {
+		return fmt.Sprintf("%d of %d slice pairs resampled together, %d set aside", c.SlicePairs-len(c.SetAside), c.SlicePairs, len(c.SetAside))
+	}
 	if c.Method == analyzer.MethodPairedSlices {
 		return fmt.Sprintf("%d slice pairs resampled together", c.SlicePairs)
 	}

@@ -25,7 +25,7 @@ type RunUntilDocument struct {
 	LastConfidence float64 `json:"last_confidence"`
 }
 
-// SetAsideDocument is a slice pair left out of the latency intervals.
+// SetAsideDocument is a slice pair left out of the latency changes.
 type SetAsideDocument struct {
 	// Pair numbers the pair from 1; Side and Slice name its disturbed
 	// slice, Factor how much slower than its run's typical slice it was.

@@ -22,7 +22,7 @@ func TestJSONMatchesSchemas(t *testing.T) {
 		t.Run(name, func(t *testing.T) { schematest.Check(t, "run", b.Bytes()) })
 	}
 	comparisons := map[string]*ComparisonReport{"comparison": comparisonFixture(t), "unchanged": unchangedFixture(t), "miswired": miswiredFixture(t),
-		"upstream": upstreamFixture(t), "behaviour": behaviourFixture(t), "many": manyEndpoints(t, 50, 8, 0)}
+		"upstream": upstreamFixture(t), "behaviour": behaviourFixture(t), "many": manyEndpoints(t, 50, 8, 0), "setaside": setAsideFixture(t)}
 	for name, r := range comparisons {
 		var b bytes.Buffer
 		if err := ComparisonJSON(&b, r); err != nil {

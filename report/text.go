@@ -103,16 +103,7 @@ func ComparisonText(w io.Writer, r *ComparisonReport) error {
 	e.println("Verdict: " + strings.ToUpper(string(c.Verdict)) + " · " + trimEmoji(comparisonOutcome(r, plain)))
 	writeFaultsText(e, c.Faults, "compare again")
 	e.println("")
-	t := newTable([]string{"ENDPOINT", "BASE p95/p99 ms", "CAND p95/p99 ms", "p95 CHANGE", "SQL/REQ", "VERDICT"}, 1, 2, 3)
-	for _, x := range c.Endpoints {
-		t.add(x.Endpoint,
-			num(x.Baseline.Latency.P95)+" / "+num(x.Baseline.Latency.P99),
-			num(x.Candidate.Latency.P95)+" / "+num(x.Candidate.Latency.P99),
-			change(x.P95),
-			perRequest(&x.Baseline.SQL)+" → "+perRequest(&x.Candidate.SQL),
-			string(x.Verdict))
-	}
-	t.write(e, "  ")
+	writeComparisonTable(e, c)
 	e.println("")
 	for _, x := range c.Endpoints {
 		e.printf("  %s: %s\n", x.Endpoint, x.Explanation)
@@ -131,6 +122,32 @@ func ComparisonText(w io.Writer, r *ComparisonReport) error {
 		e.println("Next: " + n)
 	}
 	return e.err
+}
+
+// writeComparisonTable writes the endpoints' table: the p95 and p99 the
+// verdict rests on, and, when slice pairs were set aside, each side's p95
+// over all its requests in a column of its own, labelled under the table.
+func writeComparisonTable(e *errWriter, c *analyzer.Comparison) {
+	all := keptPairsShown(c)
+	head, right := []string{"ENDPOINT", "BASE p95/p99 ms", "CAND p95/p99 ms", "p95 CHANGE"}, []int{1, 2, 3}
+	if all {
+		head, right = append(head, allRequestsHeader), append(right, 4)
+	}
+	t := newTable(append(head, "SQL/REQ", "VERDICT"), right...)
+	for _, x := range c.Endpoints {
+		row := []string{x.Endpoint,
+			num(x.P95.Baseline) + " / " + num(x.P99.Baseline),
+			num(x.P95.Candidate) + " / " + num(x.P99.Candidate),
+			change(x.P95)}
+		if all {
+			row = append(row, allRequestsP95(x))
+		}
+		t.add(append(row, perRequest(&x.Baseline.SQL)+" → "+perRequest(&x.Candidate.SQL), string(x.Verdict))...)
+	}
+	t.write(e, "  ")
+	if all {
+		e.println("  " + keptPairsLegend(c))
+	}
 }
 
 // change formats a percentile change for a table: "+50.2 ms ×13.2".
