@@ -103,7 +103,7 @@ func (c *Comparer) run(ref, other *Side, learn []learnPair, recording bool) *Sum
 			_, learned := firstMatch(n.paths, d)
 			return rule || learned
 		}}
-	t := newTally(c, n, recording)
+	t := newTally(c, n, ref, recording)
 	for _, id := range sortedIDs(other.Samples) {
 		refs := ref.Samples[id]
 		if len(refs) == 0 {

@@ -21,6 +21,7 @@ type noise struct {
 	reasons map[string]string // by path
 	order   [][]seg           // arrays learned unordered
 	user    [][]seg           // arrays the rules say are unordered
+	types   typeSet           // the types a learnt pair's two answers had where they differed in type
 }
 
 func (n *noise) empty() bool { return len(n.paths) == 0 && len(n.order) == 0 }
@@ -44,6 +45,7 @@ func (c *Comparer) learnNoise(learn []learnPair) *noise {
 			if _, ok := firstMatch(c.ignore, d); ok || (p.keep != nil && !p.keep(d)) {
 				continue
 			}
+			n.learnTypes(d)
 			g := d.General()
 			if _, ok := n.reasons[g]; ok {
 				continue

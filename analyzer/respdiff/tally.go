@@ -10,6 +10,8 @@ import (
 type tally struct {
 	c         *Comparer
 	n         *noise
+	ref       *Side   // the answers compared with
+	refTypes  typeSet // the JSON types in ref's answers, once needed
 	recording bool
 	s         Summary
 	groups    map[groupKey]*Group
@@ -22,8 +24,8 @@ type groupKey struct {
 	hashed                         bool
 }
 
-func newTally(c *Comparer, n *noise, recording bool) *tally {
-	t := &tally{c: c, n: n, recording: recording, groups: map[groupKey]*Group{}, accepted: map[groupKey]*Group{},
+func newTally(c *Comparer, n *noise, ref *Side, recording bool) *tally {
+	t := &tally{c: c, n: n, ref: ref, recording: recording, groups: map[groupKey]*Group{}, accepted: map[groupKey]*Group{},
 		ignored: map[[2]string]*Ignored{}}
 	for g, why := range n.reasons {
 		t.ignored[[2]string{g, why}] = &Ignored{Path: g, Reason: why}
@@ -36,7 +38,9 @@ func (t *tally) pair(id int64, r, a Answer, env *pairEnv) {
 	t.s.Sampled++
 	seen := map[any]bool{}
 	differing := false
-	example, made := "", false // the pair's example diff, made once
+	var found []Diff
+	var groups []*Group
+	var shown [][]seg // paths of learnt noise whose type changed
 	for _, d := range diffAnswers(r, a, env) {
 		g, ig := t.classify(d, false)
 		if ig != nil {
@@ -46,17 +50,25 @@ func (t *tally) pair(id int64, r, a Answer, env *pairEnv) {
 			}
 			continue
 		}
-		if !seen[g] {
-			seen[g] = true
-			if g.Count == 0 {
-				if !made {
-					example, made = exampleDiff(r, a, env), true
-				}
-				g.Example = Example{ExchangeID: id, Path: d.Path, Diff: example}
-			}
-			g.Count++
+		if _, ok := firstMatch(t.n.paths, d); ok {
+			shown = append(shown, d.segs)
 		}
+		found, groups = append(found, d), append(groups, g)
 		differing = differing || t.groups[keyOf(d, false)] == g
+	}
+	example, made := "", false // the pair's example diff, made once
+	for i, g := range groups {
+		if seen[g] {
+			continue
+		}
+		seen[g] = true
+		if g.Count == 0 {
+			if !made {
+				example, made = exampleDiff(r, a, showing(env, shown)), true
+			}
+			g.Example = Example{ExchangeID: id, Path: found[i].Path, Diff: example}
+		}
+		g.Count++
 	}
 	if differing {
 		t.s.Differing++
@@ -76,7 +88,7 @@ func (t *tally) classify(d Diff, hashed bool) (*Group, *Ignored) {
 	if t.recording && redacted(d.Baseline.Text) {
 		return nil, t.ignore(d.General(), ReasonRedacted)
 	}
-	if p, ok := firstMatch(t.n.paths, d); ok {
+	if p, ok := firstMatch(t.n.paths, d); ok && !t.typeChanged(d) {
 		return nil, t.ignore(p.text, t.n.reasons[p.text])
 	}
 	into := t.groups
