@@ -72,8 +72,11 @@
 // # Answers
 //
 // A hit gets the recorded status, headers and body bytes as recorded (gzip
-// stays gzip; a chunked recording is served with Content-Length), without
-// hop-by-hop headers; HEAD gets the recorded Content-Length and no body.
+// stays gzip for a client whose Accept-Encoding names it; one that names
+// no coding, such as plain curl, gets the body decoded, without
+// Content-Encoding; a chunked recording is served with Content-Length),
+// without hop-by-hop headers; HEAD gets the recorded Content-Length and no
+// body.
 // With Timing "recorded" the answer waits the recorded duration first (the
 // request's context cuts the wait short). A recording of a failed call
 // (status 0) answers 502 with X-Replay-Mock: recorded-error.

@@ -107,7 +107,7 @@ func (s *Server) intercepted(r *http.Request, ctx *goproxy.ProxyCtx) (*http.Requ
 		return r, textReply(http.StatusGatewayTimeout, "error", "replay mock: "+err.Error()+"\n").response(r)
 	}
 	s.endCall(c, scheme, t.service, endpoint, false)
-	return r, s.answer(r.Method, en).response(r)
+	return r, s.answer(r, en).response(r)
 }
 
 // reverseProxy passes requests for a served service to the real one.

@@ -19,12 +19,14 @@ import (
 // body was cut at the recorder's body limit.
 const MarkerHeader = "X-Replay-Mock"
 
-// answer is the reply to a request with method from the recorded exchange
-// e. A recorded response whose body was cut at recording (the recorder's
-// body limit) is counted (Stats.Truncated) and, unless
+// answer is the reply to the request r from the recorded exchange e, its
+// body decoded when r did not accept the recorded Content-Encoding
+// (reply.forClient). A recorded response whose body was cut at recording
+// (the recorder's body limit) is counted (Stats.Truncated) and, unless
 // Config.AllowTruncated, refused: a 502 marked "truncated" that says so,
 // rather than a cut body passed off as the upstream's answer.
-func (s *Server) answer(method string, e *snapshots.Exchange) reply {
+func (s *Server) answer(r *http.Request, e *snapshots.Exchange) reply {
+	method := r.Method
 	if method != http.MethodHead && e.Status != 0 && bodyAllowed(e.Status) && e.ResponseTruncated() {
 		s.truncated.Add(1)
 		if !s.cfg.AllowTruncated {
@@ -33,7 +35,7 @@ func (s *Server) answer(method string, e *snapshots.Exchange) reply {
 				e.Method, e.URL, e.ID, len(e.ResponseBody), e.ResponseBodySize))
 		}
 	}
-	return recordedReply(method, e)
+	return recordedReply(method, e).forClient(r.Header.Values("Accept-Encoding"), e.ResponseBody)
 }
 
 // reply is a response ready to send: status, headers and body.
@@ -45,7 +47,8 @@ type reply struct {
 
 // recordedReply builds the reply for the recorded exchange e to a request
 // with method: the recorded status, headers and raw body bytes (gzip stays
-// gzip), hop-by-hop headers dropped and Content-Length set to the body.
+// gzip: answer decodes it for a client that did not accept it), hop-by-hop
+// headers dropped and Content-Length set to the body.
 func recordedReply(method string, e *snapshots.Exchange) reply {
 	if e.Status == 0 {
 		msg := e.Error

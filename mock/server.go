@@ -430,7 +430,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scheme, service s
 			return // the client gave up
 		}
 		s.endCall(c, scheme, service, endpoint, false)
-		s.answer(r.Method, en).write(w)
+		s.answer(r, en).write(w)
 	}
 }
 

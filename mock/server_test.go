@@ -75,6 +75,24 @@ func TestProxyAnswers(t *testing.T) {
 				t.Errorf("/gzip: %d bytes (want %d, identical), Content-Encoding %q", len(body), len(gz), resp.Header.Get("Content-Encoding"))
 			}
 
+			// A client that accepts no coding gets the body decoded.
+			plain := strings.Repeat("compressible ", 1000)
+			for _, accept := range []string{"", "identity", "gzip;q=0, br"} {
+				header := []string{"Accept-Encoding", accept}
+				if accept == "" {
+					header = nil // none sent: the client has DisableCompression
+				}
+				resp, body = do(t, client, "GET", origin+"/gzip", nil, header...)
+				if string(body) != plain || resp.Header.Get("Content-Encoding") != "" || resp.ContentLength != int64(len(plain)) {
+					t.Errorf("/gzip, Accept-Encoding %q: %d bytes (want %d decoded), Content-Encoding %q, Content-Length %d",
+						accept, len(body), len(plain), resp.Header.Get("Content-Encoding"), resp.ContentLength)
+				}
+			}
+			resp, body = do(t, client, "GET", origin+"/gzip", nil, "Accept-Encoding", "deflate, x-gzip;q=0.5")
+			if !bytes.Equal(body, gz) || resp.Header.Get("Content-Encoding") != "gzip" {
+				t.Errorf("/gzip, Accept-Encoding x-gzip: %d bytes (want %d as recorded), Content-Encoding %q", len(body), len(gz), resp.Header.Get("Content-Encoding"))
+			}
+
 			resp, body = do(t, client, "GET", origin+"/chunked", nil)
 			if !bytes.Equal(body, large[:100000]) {
 				t.Errorf("/chunked: %d bytes, not the recorded 100000", len(body))
@@ -104,8 +122,8 @@ func TestProxyAnswers(t *testing.T) {
 			}
 		})
 	}
-	if st := s.Stats(); st.Exact != 14 || st.Misses != 0 {
-		t.Errorf("stats %+v, want 14 exact hits", st)
+	if st := s.Stats(); st.Exact != 22 || st.Misses != 0 {
+		t.Errorf("stats %+v, want 22 exact hits", st)
 	}
 }
 

@@ -226,7 +226,7 @@ func TestImportErrors(t *testing.T) {
 		{"jsonl no header", "jsonl", `{"type":"exchange","id":1}`, "line 1: not a replay JSON Lines file"},
 		{"jsonl har given", "jsonl", `{"log":{}}`, "line 1: not a replay JSON Lines file"},
 		{"jsonl newer", "jsonl", `{"format":"replay-jsonl","version":3}`, "line 1: unsupported snapshot version 3"},
-		{"jsonl bad json", "jsonl", "{\"format\":\"replay-jsonl\",\"version\":1}\n{\"type\":", "line 2: bad JSON"},
+		{"jsonl bad json", "jsonl", "{\"format\":\"replay-jsonl\",\"version\":1}\n{\"type\":", "nothing imported: 1 entry rejected (the first: entry 1 (line 2): bad JSON: unexpected end of line)"},
 		{"har empty", "har", "", "import har: not a HAR file"},
 		{"har array", "har", "[]", "not a HAR file"},
 		{"har jsonl given", "har", `{"format":"replay-jsonl","version":1}`, "not a HAR file"},

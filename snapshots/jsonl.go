@@ -81,10 +81,10 @@ func headerOf(s *Snapshot, format string, version int) (*fileHeader, error) {
 // endpoints and all other fields (the user's rules, given to Create, replace
 // the endpoints they match). The file's capture statistics and rules carry
 // over. A record that breaks the rules (no method, URL or direction, a
-// status out of 100–599, a negative duration, a duplicate id…) is skipped;
-// a file that is not JSON Lines, a line that is not JSON, or a file from
-// which nothing could be imported (ErrNothingImported) is an error. Errors
-// name the line.
+// status out of 100–599, a negative duration, a duplicate id…) or a line
+// that is not JSON is skipped; a file that is not JSON Lines, or a file
+// from which nothing could be imported (ErrNothingImported) is an error.
+// Errors name the line.
 func ImportJSONL(ctx context.Context, r io.Reader, w *Writer) error {
 	return ImportJSONLWith(ctx, r, w, ImportOptions{})
 }
@@ -145,17 +145,18 @@ func importLine(im *importer, line []byte) error {
 		im.header = &h
 		return nil
 	}
+	line = bytes.TrimSpace(line)
 	var kind struct {
 		Type string `json:"type"`
 	}
 	if err := json.Unmarshal(line, &kind); err != nil {
-		return recordError(err)
+		return lineError(err, line)
 	}
 	switch kind.Type {
 	case "exchange":
 		var j jsonExchange
 		if err := json.Unmarshal(line, &j); err != nil {
-			return recordError(err)
+			return lineError(err, line)
 		}
 		if j.Direction == "" {
 			return reject(fmt.Errorf("exchange %d: no direction (want inbound or outbound)", j.ID))
@@ -171,7 +172,7 @@ func importLine(im *importer, line []byte) error {
 	case "statement":
 		var j jsonStatement
 		if err := json.Unmarshal(line, &j); err != nil {
-			return recordError(err)
+			return lineError(err, line)
 		}
 		s, err := j.statement()
 		if err == nil {
@@ -187,8 +188,20 @@ func importLine(im *importer, line []byte) error {
 	return reject(fmt.Errorf("unknown type %q (want \"exchange\" or \"statement\")", kind.Type))
 }
 
-// recordError is the error of a record that does not decode: a field of
-// the wrong JSON type rejects the record, bad JSON ends the import.
+// lineError is the error of a record line that does not decode: bad JSON
+// or a field of the wrong JSON type rejects the line alone, the rest of
+// the file is imported.
+func lineError(err error, line []byte) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) && se.Offset >= int64(len(line)) {
+		return reject(errors.New("bad JSON: unexpected end of line"))
+	}
+	return reject(jsonError(err))
+}
+
+// recordError is the error of a HAR record that does not decode: a field
+// of the wrong JSON type rejects the record; bad JSON ends the import (the
+// decoder cannot find the next record after it).
 func recordError(err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {

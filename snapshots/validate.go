@@ -33,17 +33,30 @@ func (r *Rejected) String() string {
 
 // RejectLog writes each rejected entry on a line of W, "PREFIX entry 17
 // (line 18): status 99999 out of range 100–599; skipped", and counts them
-// (N); its Add is an ImportOptions.Rejected.
+// (N); its Add is an ImportOptions.Rejected. Past Max entries (zero: no
+// limit) it only counts; Done then says how many more were skipped.
 type RejectLog struct {
 	W      io.Writer
 	Prefix string
+	Max    int
 	N      int
 }
 
 // Add writes r and counts it.
 func (l *RejectLog) Add(r *Rejected) {
 	l.N++
-	fmt.Fprintf(l.W, "%s%s; skipped\n", l.Prefix, r)
+	if l.Max == 0 || l.N <= l.Max {
+		fmt.Fprintf(l.W, "%s%s; skipped\n", l.Prefix, r)
+	}
+}
+
+// Done writes, when entries went unnamed past Max, how many: "PREFIX …
+// and 190 more entries skipped (200 in all)".
+func (l *RejectLog) Done() {
+	if l.Max > 0 && l.N > l.Max {
+		more := l.N - l.Max
+		fmt.Fprintf(l.W, "%s… and %d more %s skipped (%d in all)\n", l.Prefix, more, plural(more, "entry", "entries"), l.N)
+	}
 }
 
 // ErrNothingImported is wrapped by the imports when a file gave no

@@ -27,8 +27,9 @@ func importRejects(t *testing.T, f Format, input string) (snapshotContents, []st
 	return readAll(t, path), rejected
 }
 
-// TestImportJSONLRejects: a record that breaks the rules is skipped and
-// named with its reason; the good records around it are imported.
+// TestImportJSONLRejects: a record that breaks the rules, or a line that is
+// not JSON, is skipped and named with its reason; the good records around
+// it are imported.
 func TestImportJSONLRejects(t *testing.T) {
 	const head = `{"format":"replay-jsonl","version":1}` + "\n"
 	good := func(id int) string {
@@ -50,6 +51,9 @@ func TestImportJSONLRejects(t *testing.T) {
 		{"negative id", `{"type":"exchange","id":-2,"direction":"inbound","method":"GET","url":"http://a/x","status":200}`, "exchange -2: negative id"},
 		{"bad base64", `{"type":"exchange","id":2,"direction":"inbound","method":"GET","url":"http://a/x","status":200,"request_body":"!!","request_body_encoding":"base64"}`, "exchange 2: request body"},
 		{"wrong field type", `{"type":"exchange","id":2,"status":"200"}`, `field "status": got a JSON string, want int`},
+		{"bad JSON", `{"type":"exchange","id":2,"method":GET}`, `bad JSON: invalid character 'G'`},
+		{"cut short", `{"type":"exchange","id":2,"direction":"inb`, "bad JSON: unexpected end of line"},
+		{"not JSON", `GET http://a/x 200`, "bad JSON: invalid character 'G'"},
 		{"no type", `{"id":2}`, `no "type"`},
 		{"unknown type", `{"type":"page"}`, `unknown type "page"`},
 		{"statement negative duration", `{"type":"statement","id":2,"sql":"SELECT 1","duration_ns":-1}`, "statement 2: negative duration -1ns"},

@@ -5,8 +5,9 @@
 // → type and value; arrays by index, or as multisets under an unordered
 // rule), other text by lines, the rest whole. What differs between a
 // build's own answers to the same request is noise, learned per endpoint,
-// ignored and listed; Rules add paths to ignore, arrays to compare as
-// sets, and differences to accept as intended.
+// ignored and listed: its values, never its JSON type (number 7 → string
+// "7" there is still a difference); Rules add paths to ignore, arrays to
+// compare as sets, and differences to accept as intended.
 //
 // A path names a part of an answer:
 //

@@ -63,6 +63,7 @@ func newCmdMock(s streams) *cobra.Command {
 	f.StringVar(&opts.match, "match", "template", "the loosest `LEVEL` a call may match at: exact, loose or template")
 	opts.proto.addFlags(f)
 	f.StringArrayVar(&opts.volatile, "volatile", nil, "also ignore the values of query parameter or JSON member `KEY` when matching loosely (repeatable)")
+	opts.limits.AddHTTPFlags(f)
 	return cmd
 }
 

@@ -131,6 +131,10 @@ func newCmdSnapshotImport(s streams) *cobra.Command {
 	return cmd
 }
 
+// maxRejectsNamed bounds the entries an import names on stderr; the rest
+// are counted.
+const maxRejectsNamed = 20
+
 func importRun(ctx context.Context, opts *importOptions) error {
 	rules, err := snapshots.ParseRules(opts.endpoints)
 	if err != nil {
@@ -157,8 +161,9 @@ func importRun(ctx context.Context, opts *importOptions) error {
 	if err != nil {
 		return err
 	}
-	rejects := &snapshots.RejectLog{W: opts.stderr, Prefix: "replay snapshot import: "}
+	rejects := &snapshots.RejectLog{W: opts.stderr, Prefix: "replay snapshot import: ", Max: maxRejectsNamed}
 	err = snapshots.Import(ctx, in, w, snapshots.Format(opts.format), snapshots.ImportOptions{Direction: snapshots.Direction(opts.direction), Rejected: rejects.Add})
+	rejects.Done()
 	if err := w.CloseOrRemove(err); err != nil {
 		return fmt.Errorf("snapshot import %s: %w", opts.input, err)
 	}

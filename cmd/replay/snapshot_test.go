@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -220,5 +221,58 @@ func TestSnapshotImportRejects(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("%s was left behind", out)
+	}
+}
+
+// TestSnapshotImportBadLines: lines of a JSON Lines file that are not JSON
+// are skipped like any rejected entry, the rest imported (exit 0); past the
+// first 20 the rest are counted in one line; a file of nothing but bad
+// lines exits 1.
+func TestSnapshotImportBadLines(t *testing.T) {
+	dir := t.TempDir()
+	const head = `{"format":"replay-jsonl","version":1}`
+	good := func(id int) string {
+		return fmt.Sprintf(`{"type":"exchange","id":%d,"direction":"inbound","method":"GET","url":"http://a/%d","status":200}`, id, id)
+	}
+	lines := []string{head, good(1)}
+	for i := range 25 {
+		lines = append(lines, fmt.Sprintf(`{"type":"exchange","id":%d,"method":GET}`, 100+i))
+	}
+	lines = append(lines, good(2), `{"type":"exchange","id":3,"direction":"inb`)
+	jsonl := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(jsonl, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap := filepath.Join(dir, "bad.snap")
+	code, stdout, stderr := cliRun(t, "", "snapshot", "import", jsonl, "--out", snap)
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0: %s", code, stderr)
+	}
+	var want strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&want, "replay snapshot import: entry %d (line %d): bad JSON: invalid character 'G' looking for beginning of value; skipped\n", i+2, i+3)
+	}
+	want.WriteString("replay snapshot import: … and 6 more entries skipped (26 in all)\n")
+	if diff := cmp.Diff(want.String(), stderr); diff != "" {
+		t.Errorf("stderr (-want +got):\n%s", diff)
+	}
+	if w := "imported 2 exchanges (2 inbound, 0 outbound) and 0 SQL statements into " + snap + "; 26 entries rejected\n"; stdout != w {
+		t.Errorf("stdout %q, want %q", stdout, w)
+	}
+	if _, out, _ := cliRun(t, "", "inspect", snap); !strings.Contains(out, "2 exchanges") {
+		t.Errorf("inspect of the import: %s", out)
+	}
+
+	// Nothing but bad lines: nothing imported, exit 1, no snapshot.
+	if err := os.WriteFile(jsonl, []byte(head+"\nnot json\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	none := filepath.Join(dir, "none.snap")
+	code, _, stderr = cliRun(t, "", "snapshot", "import", jsonl, "--out", none)
+	if code != exitError || !strings.Contains(stderr, "nothing imported: 1 entry rejected (the first: entry 1 (line 2): bad JSON") {
+		t.Errorf("exit %d, stderr %q; want exit 1 saying nothing was imported", code, stderr)
+	}
+	if _, err := os.Stat(none); err == nil {
+		t.Errorf("%s was left behind", none)
 	}
 }

@@ -69,8 +69,8 @@ func (o *Limits) AddSQLFlags(fs *pflag.FlagSet) {
 
 func (o *Limits) addMaxConns(fs *pflag.FlagSet) {
 	if fs.Lookup("max-conns") == nil {
+		o.MaxConns = DefaultMaxConns // first: the help shows the default it was registered with
 		fs.Var(&maxConns{&o.MaxConns}, "max-conns", "connections each listener holds at once; more wait until one closes (0: no limit)")
-		o.MaxConns = DefaultMaxConns
 	}
 }
 

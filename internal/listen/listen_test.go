@@ -41,6 +41,13 @@ func TestFlags(t *testing.T) {
 	if r := o.Resolved(); r != (Limits{DefaultReadHeaderTimeout, DefaultIdleTimeout, DefaultSQLStartupTimeout, DefaultSQLIdleTimeout, DefaultMaxConns}) {
 		t.Errorf("defaults %+v", r)
 	}
+	// --help shows each default: pflag's DefValue is the value registered.
+	for name, want := range map[string]string{"max-conns": "4096", "idle-timeout": "2m0s", "read-header-timeout": "10s",
+		"sql-startup-timeout": "10s", "sql-idle-timeout": "30m0s"} {
+		if got := fs.Lookup(name).DefValue; got != want {
+			t.Errorf("--%s default %q, want %q", name, got, want)
+		}
+	}
 	if err := fs.Parse([]string{"--idle-timeout", "0", "--max-conns", "0", "--read-header-timeout", "3s"}); err != nil {
 		t.Fatal(err)
 	}
