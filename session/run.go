@@ -111,6 +111,11 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	if sumErr == nil && sum.Overall != nil && sum.Overall.Failed > 0 {
 		s.noteExit(time.Second)
 	}
+	if !st.Started.IsZero() {
+		// The load's window, not its first request's: a ramp from 0 users
+		// sends none at first, and the run lasts the stages' sum.
+		s.info.LoadStarted, s.info.LoadEnded = st.Started, st.Ended
+	}
 	if err := s.finish(st); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
@@ -121,6 +126,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		return nil, fmt.Errorf("run: summarize: %w", sumErr)
 	}
 	sum.Info = s.info
+	sum.SpanLoad(s.info.LoadStarted, s.info.LoadEnded)
 	// The counter's unattributed statements are complete only now.
 	sum.ShareUnattributedSQL(s.info.UnattributedSQL)
 	analyzer.CheckLoad(sum)
