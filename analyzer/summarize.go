@@ -224,6 +224,7 @@ func (a *runAcc) summary(info snapshots.RunInfo) *Summary {
 	}
 	s.Overall.SQL = weightedSQL(s.Endpoints)
 	s.Overall.spans = a.spans
+	s.SpanLoad(info.LoadStarted, info.LoadEnded)
 	s.ShareUnattributedSQL(info.UnattributedSQL)
 	CheckLoad(s)
 	return s

@@ -33,10 +33,12 @@ type Summary struct {
 	// then by name.
 	Endpoints []*EndpointSummary
 	// Duration is the span of the load phase: from the earliest intended
-	// start to the last response; for a sliced run whose slices cover less
-	// than 90% of that (an interleaved comparison runs the other side in
-	// between), the sum of its slices' spans; zero when there was no load
-	// phase.
+	// start to the last response, widened to the load's window when the
+	// run recorded one (RunInfo.LoadStarted, LoadEnded: a ramp from 0
+	// virtual users runs before its first request); for a sliced run whose
+	// slices cover less than 90% of that (an interleaved comparison runs
+	// the other side in between), the sum of its slices' spans; zero when
+	// there was no load phase.
 	Duration time.Duration
 	// Slices lists the distinct interleaving slices of the load phase in
 	// ascending order; empty when the run was not sliced.
@@ -53,6 +55,24 @@ type Summary struct {
 	// Responses are the answers the run captured (SummarizeRun reads them
 	// through ResponseSource); nil when it kept none.
 	Responses *RunResponses
+}
+
+// SpanLoad records the load's window, start to end (RunInfo.LoadStarted,
+// LoadEnded), in a summary made while the load ran, as Summarize does from a
+// run file that holds it: Duration then covers the whole load, the time
+// before its first request and after its last included (a ramp from 0
+// virtual users, a last stage of 0), and the request rates follow. A zero
+// start, or a sliced run, keeps the span of the results.
+func (s *Summary) SpanLoad(start, end time.Time) {
+	s.Info.LoadStarted, s.Info.LoadEnded = start, end
+	d := end.Sub(start)
+	if start.IsZero() || s.Sliced || s.Overall == nil || d <= s.Duration {
+		return
+	}
+	s.Duration = d
+	for _, e := range append([]*EndpointSummary{s.Overall}, s.Endpoints...) {
+		e.TPS = float64(e.Requests) / d.Seconds()
+	}
 }
 
 // Endpoint returns the summary of the named endpoint, or nil when the run

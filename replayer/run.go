@@ -33,7 +33,7 @@ func (r *Replayer) Run(ctx context.Context, p LoadPlan, sink ResultSink) (Stats,
 	if p.maxVUs() > r.maxInfl && p.Model() == "closed" {
 		return Stats{}, fmt.Errorf("replayer: %w", planError(FieldVUs, FieldMaxInFlight, "", fmt.Sprintf("conflict: %d virtual users exceed the cap of %d requests in flight (Config.MaxInFlight)", p.maxVUs(), r.maxInfl)))
 	}
-	if err := r.cfg.Shard.checkPlan(p); err != nil {
+	if err := r.cfg.Shard.CheckPlan(p); err != nil {
 		return Stats{}, fmt.Errorf("replayer: %w", err)
 	}
 	if p.Model() == "recorded" {

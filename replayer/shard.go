@@ -62,11 +62,20 @@ func (s Shard) users(vus int) []int {
 	return ids
 }
 
-// checkPlan refuses a closed plan that leaves a shard without virtual
-// users: its positions of the sequence would never be sent.
-func (s Shard) checkPlan(p LoadPlan) error {
-	if s.sharded() && p.Model() == "closed" && len(p.Stages) == 0 && max(p.VUs, 1) < s.N {
+// CheckPlan refuses, with a *PlanError, a closed plan that leaves one of
+// the N shards without virtual users: --vus below N, or stages that never
+// reach N users (users j run on shard j mod N, so a shard K has one only
+// when the plan wants more than K). Such a shard would send nothing, and
+// with --vus its positions of the sequence would never be sent.
+func (s Shard) CheckPlan(p LoadPlan) error {
+	if !s.sharded() || p.Model() != "closed" {
+		return nil
+	}
+	if len(p.Stages) == 0 && max(p.VUs, 1) < s.N {
 		return planError(FieldVUs, "", strconv.Itoa(max(p.VUs, 1)), fmt.Sprintf("is fewer virtual users than the %d shards: give at least one per shard", s.N))
+	}
+	if peak := p.maxVUs(); len(p.Stages) > 0 && peak < s.N {
+		return planError(FieldStages, "", "", fmt.Sprintf("targets peak at %d virtual users, fewer than the %d shards: shard %d/%d would never send a request; give a stage target of at least %d (one user per shard)", peak, s.N, peak, s.N, s.N))
 	}
 	return nil
 }

@@ -168,6 +168,19 @@ func TestShardRefusesTooFewVUsAndBadShard(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Field != FieldVUs {
 		t.Errorf("2 users on 3 shards: %v, want a PlanError on vus", err)
 	}
+	// A ramp whose targets never reach one user per shard leaves shard 2/3
+	// without users from start to end; one that does is a plan.
+	stages := []Stage{{Duration: 50 * time.Millisecond, Target: 2}, {Duration: 50 * time.Millisecond, Target: 1}}
+	_, err = r.Run(context.Background(), LoadPlan{Stages: stages}, &sink{})
+	if !errors.As(err, &pe) || pe.Field != FieldStages {
+		t.Errorf("stages peaking at 2 users on 3 shards: %v, want a PlanError on stages", err)
+	}
+	if err := (Shard{K: 2, N: 3}).CheckPlan(LoadPlan{Stages: append(stages, Stage{Duration: time.Millisecond, Target: 3})}); err != nil {
+		t.Errorf("stages reaching 3 users on 3 shards: %v", err)
+	}
+	if err := (Shard{K: 2, N: 3}).CheckPlan(LoadPlan{VUs: 3, Stages: stages}); err != nil {
+		t.Errorf("a ramp from 3 users on 3 shards: %v", err)
+	}
 	if _, err := New(Config{Target: tg.URL, Exchanges: exchanges(3), Shard: Shard{K: 3, N: 3}}); err == nil {
 		t.Error("shard 3 of 3 accepted")
 	}

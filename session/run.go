@@ -111,6 +111,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	if sumErr == nil && sum.Overall != nil && sum.Overall.Failed > 0 {
 		s.noteExit(time.Second)
 	}
+	s.spanLoad(st)
 	if err := s.finish(st); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
@@ -120,7 +121,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	if sumErr != nil {
 		return nil, fmt.Errorf("run: summarize: %w", sumErr)
 	}
-	sum.Info = s.info
+	s.describe(sum)
 	// The counter's unattributed statements are complete only now.
 	sum.ShareUnattributedSQL(s.info.UnattributedSQL)
 	analyzer.CheckLoad(sum)
@@ -156,6 +157,22 @@ func runMeasured(ctx context.Context, s *Side, p replayer.LoadPlan, sink replaye
 	}
 	defer s.measure()()
 	return s.rp.Run(ctx, p, sink)
+}
+
+// spanLoad records the load's window, st's start and end, in the side's
+// run file: the run lasts its load, not the span of its requests (a ramp
+// from 0 users sends none at first, and lasts the stages' sum).
+func (s *Side) spanLoad(st replayer.Stats) {
+	if !st.Started.IsZero() {
+		s.info.LoadStarted, s.info.LoadEnded = st.Started, st.Ended
+	}
+}
+
+// describe gives sum, made while the load ran, the side's final info, its
+// load's window included.
+func (s *Side) describe(sum *analyzer.Summary) {
+	sum.Info = s.info
+	sum.SpanLoad(s.info.LoadStarted, s.info.LoadEnded)
 }
 
 // report is r's report; nil when r is.

@@ -198,3 +198,26 @@ func TestMergeRefuses(t *testing.T) {
 }
 
 func contains(err error, s string) bool { return err != nil && strings.Contains(err.Error(), s) }
+
+// The merged run's load runs from the first shard's start to the last
+// one's end; a shard without a window (an older run file) leaves the merge
+// none, so its span comes from the results.
+func TestMergeSpansTheShardsLoads(t *testing.T) {
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	info := func(k, start, end int) snapshots.RunInfo {
+		in := snapshots.RunInfo{Settings: map[string]string{TagIndex: fmt.Sprint(k)}}
+		if start >= 0 {
+			in.LoadStarted, in.LoadEnded = ms(start), ms(end)
+		}
+		return in
+	}
+	got := mergeInfo([]snapshots.RunInfo{info(0, 20, 600), info(1, 10, 650), info(2, 15, 620)})
+	if !got.LoadStarted.Equal(ms(10)) || !got.LoadEnded.Equal(ms(650)) {
+		t.Errorf("merged load %v to %v, want %v to %v", got.LoadStarted, got.LoadEnded, ms(10), ms(650))
+	}
+	for _, infos := range [][]snapshots.RunInfo{{info(0, -1, 0), info(1, 10, 650)}, {info(0, 20, 600), info(1, -1, 0)}} {
+		if got := mergeInfo(infos); !got.LoadStarted.IsZero() || !got.LoadEnded.IsZero() {
+			t.Errorf("a shard without a load window: merged %v to %v, want none", got.LoadStarted, got.LoadEnded)
+		}
+	}
+}

@@ -36,6 +36,7 @@ func mergeInfo(infos []snapshots.RunInfo) snapshots.RunInfo {
 		if in.Ended.After(out.Ended) {
 			out.Ended = in.Ended
 		}
+		spanLoad(&out, in)
 		out.MockMisses += in.MockMisses
 		out.Statements += in.Statements
 		out.StatementErrors += in.StatementErrors
@@ -59,6 +60,23 @@ func mergeInfo(infos []snapshots.RunInfo) snapshots.RunInfo {
 		mergeSettings(out.Settings, in.Settings)
 	}
 	return out
+}
+
+// spanLoad widens out's load window to in's: the merged load runs from the
+// first shard's start to the last one's end. A shard without a window (an
+// older run file) leaves the merged run without one, so its span comes
+// from the results as it did.
+func spanLoad(out *snapshots.RunInfo, in snapshots.RunInfo) {
+	if in.LoadStarted.IsZero() || out.LoadStarted.IsZero() {
+		out.LoadStarted, out.LoadEnded = time.Time{}, time.Time{}
+		return
+	}
+	if in.LoadStarted.Before(out.LoadStarted) {
+		out.LoadStarted = in.LoadStarted
+	}
+	if in.LoadEnded.After(out.LoadEnded) {
+		out.LoadEnded = in.LoadEnded
+	}
 }
 
 // mergeSettings adds the stall settings of a shard's into out (shard 0's,

@@ -24,6 +24,13 @@ type RunInfo struct {
 	Target string
 	// Started and Ended bound the run.
 	Started, Ended time.Time
+	// LoadStarted and LoadEnded bound its load (the explain phase before it
+	// excluded): when the load began (a shard's: the start common to the
+	// shards), whether or not a request went out then (a ramp from 0
+	// virtual users sends none at first), and when its last request ended.
+	// Zero in run files written before replay recorded them, and in a
+	// comparison's, whose load alternates with the other side's.
+	LoadStarted, LoadEnded time.Time
 	// Settings records the run's settings (load model, goals, headers…) as
 	// key/value pairs for reports.
 	Settings map[string]string
@@ -164,8 +171,9 @@ func (w *RunWriter) Added() int64 { return w.lastSeq.Load() }
 
 // Close writes info (its Ended, MockMisses, Statements, StatementErrors,
 // Wiring, UnattributedSQL and Settings replace those given to CreateRun; a
-// zero Ended means now; nil Settings, Wiring, ExplainWeights and LoadSQL
-// keep the earlier ones), commits and closes the file.
+// zero Ended means now; nil Settings, Wiring, ExplainWeights and LoadSQL,
+// and zero LoadStarted and LoadEnded, keep the earlier ones), commits and
+// closes the file.
 func (w *RunWriter) Close(info RunInfo) error {
 	err := w.b.close()
 	final := w.info
@@ -184,6 +192,9 @@ func (w *RunWriter) Close(info RunInfo) error {
 	}
 	if info.LoadSQL != nil {
 		final.LoadSQL = info.LoadSQL
+	}
+	if !info.LoadStarted.IsZero() {
+		final.LoadStarted, final.LoadEnded = info.LoadStarted, info.LoadEnded
 	}
 	final.StatementErrors = info.StatementErrors
 	if info.Settings != nil {
@@ -350,6 +361,10 @@ func writeRunInfo(db *sql.DB, info RunInfo, base int64) error {
 			return fmt.Errorf("store run info: truncated: %w", err)
 		}
 		kv = append(kv, [2]string{"truncated", string(b)})
+	}
+	if !info.LoadStarted.IsZero() {
+		kv = append(kv, [2]string{"load_started_ns", strconv.FormatInt(unixNano(info.LoadStarted), 10)},
+			[2]string{"load_ended_ns", strconv.FormatInt(unixNano(info.LoadEnded), 10)})
 	}
 	if info.LoadSQL != nil {
 		b, err := json.Marshal(info.LoadSQL)

@@ -53,7 +53,9 @@ func TestRunRoundTrip(t *testing.T) {
 	wiring := &Wiring{SQLAddr: "127.0.0.1:6543", SQLApp: "replay-baseline", SQLConnections: 2,
 		SQLClients: []SQLClient{{App: "replay-baseline", Connections: 2, Statements: 12345}}, MockAddr: "127.0.0.1:4000", MockCalls: 40, RecordedCalls: 7,
 		MockTruncated: 2, MockTruncatedServed: true}
-	if err := w.Close(RunInfo{Ended: ended, MockMisses: 3, Statements: 12345, Wiring: wiring, Settings: map[string]string{"vus": "10"}}); err != nil {
+	loadStarted := started.Add(time.Second)
+	if err := w.Close(RunInfo{Ended: ended, MockMisses: 3, Statements: 12345, Wiring: wiring, Settings: map[string]string{"vus": "10"},
+		LoadStarted: loadStarted, LoadEnded: ended}); err != nil {
 		t.Fatal(err)
 	}
 	r, err := OpenRun(path)
@@ -63,6 +65,7 @@ func TestRunRoundTrip(t *testing.T) {
 	defer r.Close()
 	wantInfo := info
 	wantInfo.Ended, wantInfo.MockMisses, wantInfo.Statements, wantInfo.Wiring = ended, 3, 12345, wiring
+	wantInfo.LoadStarted, wantInfo.LoadEnded = loadStarted, ended
 	wantInfo.Settings = map[string]string{"vus": "10"}
 	if diff := cmp.Diff(wantInfo, r.Info()); diff != "" {
 		t.Errorf("info (-want +got):\n%s", diff)

@@ -58,6 +58,10 @@ func readRunInfo(db *sql.DB) (info RunInfo, base int64, err error) {
 			info.Started = fromUnixNano(n)
 		case "ended_ns":
 			info.Ended = fromUnixNano(n)
+		case "load_started_ns":
+			info.LoadStarted = fromUnixNano(n)
+		case "load_ended_ns":
+			info.LoadEnded = fromUnixNano(n)
 		case "settings":
 			if err := json.Unmarshal([]byte(v), &info.Settings); err != nil {
 				return info, 0, fmt.Errorf("read run info: settings: %w", err)

@@ -120,6 +120,9 @@ func (opts *compareOptions) setup() (*compareSetup, error) {
 	if su.barrier, err = opts.shard.Setup(os.Getenv); err != nil {
 		return nil, usagef("compare: %v", err)
 	}
+	if err := shardPlan("compare", opts.shard, su.barrier, su.plan.Load, compareFlagNames); err != nil {
+		return nil, err
+	}
 	for i, side := range []headerFlag{{"baseline-header", opts.baselineHeaders}, {"candidate-header", opts.candidateHeaders}} {
 		if su.headers[i], err = parseHeaders("compare", headerFlag{"header", opts.headers}, side); err != nil {
 			return nil, err

@@ -56,7 +56,24 @@ func (opts *runOptions) setup() (*runSetup, error) {
 	if su.barrier, err = opts.shard.Setup(os.Getenv); err != nil {
 		return nil, usagef("run: %v", err)
 	}
+	if err := shardPlan("run", opts.shard, su.barrier, su.plan, replayer.FlagNames); err != nil {
+		return nil, err
+	}
 	su.plan.Explain = su.replay.explain
 	su.settings = opts.replayFlags.settings()
 	return su, nil
+}
+
+// shardPlan refuses, as bad usage naming the flags, a closed plan that
+// leaves one of the shards the flags ask for (--shard k/N, --shards N)
+// without virtual users: before any shard reads the snapshot.
+func shardPlan(cmd string, o shard.Options, b *shard.Barrier, p replayer.LoadPlan, names map[string]string) error {
+	n := o.Shards
+	if b != nil {
+		n = b.Spec.N
+	}
+	if !o.Local && b == nil {
+		return nil
+	}
+	return planUsage(cmd, replayer.Shard{N: n}.CheckPlan(p), names)
 }
