@@ -137,4 +137,3 @@ func newRootCmd(s streams) *cobra.Command {
 	)
 	return root
 }
-
