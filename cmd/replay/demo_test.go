@@ -72,6 +72,12 @@ func TestDemo(t *testing.T) {
 			t.Errorf("demo did not write %s: %v", f, err)
 		}
 	}
+	// The Ran line names the builds as a user types them, not by the
+	// runner's path to the binary.
+	md, _ := os.ReadFile(filepath.Join(out, "compare", "report.md"))
+	if !strings.Contains(string(md), "baseline `APP_SLOW=0 replay demo orders` vs candidate `APP_SLOW=1 replay demo orders`") || strings.Contains(string(md), bin) {
+		t.Errorf("the Ran line does not name the builds `APP_SLOW=0 replay demo orders`, `APP_SLOW=1 replay demo orders`:\n%s", md)
+	}
 }
 
 // TestDemoInterrupted: `replay demo` interrupted in its comparison keeps the
