@@ -75,7 +75,7 @@ func TestMockUsageErrors(t *testing.T) {
 			"service not in the recording: nope.test:443 (recorded services: api.test:443, plain.test:8080)"},
 		{"unrecorded serve", []string{"--snapshot", snap, "--ca-dir", t.TempDir(), "--serve", "127.0.0.1:0=nope.test:80"},
 			"nope.test:80 (recorded services: api.test:443, plain.test:8080)"},
-		{"positional argument", []string{"--snapshot", snap, "--listen", "127.0.0.1:0", "extra"}, "accepts 0 arg"},
+		{"positional argument", []string{"--snapshot", snap, "--listen", "127.0.0.1:0", "extra"}, `takes no arguments, got "extra"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -83,7 +83,7 @@ func TestReportErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no argument", []string{"report"}, exitUsage, "accepts 1 arg"},
+		{"no argument", []string{"report"}, exitUsage, "report: expects 1 argument (a run file or a comparison's directory), got none"},
 		{"bad format", []string{"report", dir, "--format", "pdf"}, exitUsage, `--format "pdf"`},
 		{"bad goal", []string{"report", dir, "--goal", "p95"}, exitUsage, "--goal"},
 		{"missing", []string{"report", filepath.Join(dir, "none.run")}, exitError, "none.run"},
