@@ -13,11 +13,11 @@ func explain(c *Comparison, e *EndpointComparison) {
 	switch {
 	case b.Requests+b.ExplainRequests == 0:
 		e.Cause = CauseOneSided
-		e.Explanation = fmt.Sprintf("only in the candidate run (%d requests): nothing to compare it with", k.Requests+k.ExplainRequests)
+		e.Explanation = fmt.Sprintf("only in the candidate run (%s): nothing to compare it with", plural(int64(k.Requests+k.ExplainRequests), "request"))
 		return
 	case k.Requests+k.ExplainRequests == 0:
 		e.Cause = CauseOneSided
-		e.Explanation = fmt.Sprintf("missing from the candidate run (the baseline had %d requests)", b.Requests+b.ExplainRequests)
+		e.Explanation = fmt.Sprintf("missing from the candidate run (the baseline had %s)", plural(int64(b.Requests+b.ExplainRequests), "request"))
 		return
 	}
 	switch e.Verdict {

@@ -99,12 +99,28 @@ func (m *Manifest) Validate() error {
 			errs = append(errs, fmt.Sprintf("run flags: %v", err))
 		} else if m.RunFlags.NArg() > 0 {
 			errs = append(errs, fmt.Sprintf("run flags: %q is no flag (replay run takes none)", m.RunFlags.Arg(0)))
+		} else {
+			errs = append(errs, missingRunFlags(m.RunFlags)...)
 		}
 	}
 	if len(errs) > 0 {
 		return errors.New("k8s manifest: " + strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// missingRunFlags names the flags replay run requires that are not in run
+// (parsed): without them every pod would fail.
+func missingRunFlags(run *pflag.FlagSet) []string {
+	given := func(name string) bool { f := run.Lookup(name); return f == nil || f.Changed }
+	var errs []string
+	if !given("snapshot") {
+		errs = append(errs, "run flags: --snapshot SNAP is required (the snapshot's path in the image)")
+	}
+	if !given("target") && !given("cmd") {
+		errs = append(errs, "run flags: give the build to replay against: --target URL or --cmd COMMAND")
+	}
+	return errs
 }
 
 // hostname is the hostname the Job controller gives shard k's pod.

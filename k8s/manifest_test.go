@@ -212,6 +212,7 @@ func TestManifestParse(t *testing.T) {
 		f := pflag.NewFlagSet("run", pflag.ContinueOnError)
 		f.String("snapshot", "", "")
 		f.String("target", "", "")
+		f.String("cmd", "", "")
 		f.String("name", "", "")
 		f.Int("vus", 1, "")
 		return f
@@ -242,6 +243,9 @@ func TestManifestParse(t *testing.T) {
 		{args: "--shards 3 --image img --namespace Load", err: `--namespace "Load"`},
 		{args: "--shards 3 --image img --memory 0", err: `--memory "0": want more than zero`},
 		{args: "--shards 3 --image img --deadline 500ms", err: "--deadline 500ms: want at least 1s"},
+		{args: "--shards 2 --image x -- --target http://a", err: "run flags: --snapshot SNAP is required"},
+		{args: "--shards 2 --image x --snapshot s.snap", err: "--target URL or --cmd COMMAND"},
+		{args: "--shards 2 --image x --snapshot s.snap --cmd ./app", runArgs: "--snapshot s.snap --cmd ./app"},
 	} {
 		m, err := parse(strings.Fields(c.args)...)
 		switch {
@@ -253,7 +257,7 @@ func TestManifestParse(t *testing.T) {
 			t.Errorf("%s: run flags %q, want %q", c.args, m.RunArgs, c.runArgs)
 		}
 	}
-	if m, err := parse("--shards", "2", "--image", "i", "--name", "load", "--", "--snapshot", "s"); err != nil || m.Name != "load" || m.Shards != 2 {
+	if m, err := parse("--shards", "2", "--image", "i", "--name", "load", "--", "--snapshot", "s", "--target", "http://t"); err != nil || m.Name != "load" || m.Shards != 2 {
 		t.Errorf("the manifest's --name before --: name %q, shards %d, %v", m.Name, m.Shards, err)
 	}
 	if _, err := parse("--shards", "2", "-h"); !errors.Is(err, pflag.ErrHelp) {

@@ -15,6 +15,8 @@
 // message. The child writes its progress as JSON lines on stderr
 // (REPLAY_PROGRESS=json, report.ProgressEvent), which become progress
 // notifications when the client asked for them with a progress token.
+// ServeStdio answers every call it read: when stdin ends, the calls still
+// running finish and their answers are written before it returns.
 //
 // It does not replay anything itself, nor keep state between calls: the
 // files a call names or writes are the state.

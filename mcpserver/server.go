@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -88,14 +89,22 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error { return s.srv.Run(ctx, t) }
 
 // ServeStdio serves one client on stdin and stdout (replay mcp) until it
-// disconnects or ctx is done.
+// disconnects or ctx is done. When stdin ends, the calls still running
+// finish and their answers are written before it returns.
 func ServeStdio(ctx context.Context, cfg Config) error {
 	s, err := New(cfg)
 	if err != nil {
 		return err
 	}
-	return s.Run(ctx, &mcp.StdioTransport{})
+	d := newDrain()
+	return s.Run(ctx, &mcp.IOTransport{Reader: d.reader(os.Stdin), Writer: d.writer(nopCloser{os.Stdout})})
 }
+
+// nopCloser is a writer whose Close leaves it open: stdout outlives the
+// session.
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
 
 // Connect serves a client on t in the background, e.g. one end of
 // mcp.NewInMemoryTransports.

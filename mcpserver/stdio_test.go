@@ -2,6 +2,8 @@ package mcpserver_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -91,4 +93,40 @@ func TestStdio(t *testing.T) {
 	// Bad input: the command's one-line message as a tool error.
 	res = callTool(t, ctx, cs, "replay_compare", mcpserver.CompareInput{Runs: []string{runA, filepath.Join(work, "nope.run")}}, nil)
 	checkToolError(t, res, "replay: compare: open run "+filepath.Join(work, "nope.run")+": no such file")
+}
+
+// TestStdioAnswersCallsInFlightAtEOF: a client that pipes its calls and
+// closes stdin (`printf … | replay mcp`) gets an answer to every call, the
+// ones still running when its input ended too, and replay mcp exits 0.
+func TestStdioAnswersCallsInFlightAtEOF(t *testing.T) {
+	var in strings.Builder
+	in.WriteString(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}` + "\n")
+	in.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+	for id := 1; id <= 3; id++ {
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"replay_version","arguments":{}}}`+"\n", id)
+	}
+	cmd := exec.Command(replayBin, "mcp")
+	cmd.Stdin = strings.NewReader(in.String())
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("replay mcp: %v", err)
+	}
+	answered := map[float64]bool{}
+	for line := range strings.Lines(string(out)) {
+		var resp struct {
+			ID     *float64        `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(line), &resp); err != nil {
+			t.Fatalf("output line %q: %v", line, err)
+		}
+		if resp.ID != nil && resp.Result != nil {
+			answered[*resp.ID] = true
+		}
+	}
+	for id := range 4 {
+		if !answered[float64(id)] {
+			t.Errorf("no answer to call %d; stdout:\n%s", id, out)
+		}
+	}
 }

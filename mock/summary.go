@@ -3,6 +3,7 @@ package mock
 import (
 	"fmt"
 	"io"
+	"strings"
 )
 
 // WriteSummary writes what s answered and every miss it kept, with the
@@ -15,8 +16,8 @@ func (s *Server) WriteSummary(w io.Writer) {
 	if st.PassthroughErrors > 0 {
 		failed = fmt.Sprintf(" (%d of them unanswered: the upstream could not be reached)", st.PassthroughErrors)
 	}
-	fmt.Fprintf(w, "mock stopped: %d calls answered (%d exact, %d loose, %d by template), %d misses, %d passed through%s\n",
-		answered, st.Exact, st.Loose, st.Template, st.Misses, st.Passthrough, failed)
+	fmt.Fprintf(w, "mock stopped: %s answered (%d exact, %d loose, %d by template), %s, %d passed through%s\n",
+		plural(answered, "call"), st.Exact, st.Loose, st.Template, plural(st.Misses, "miss"), st.Passthrough, failed)
 	if st.Truncated > 0 {
 		fmt.Fprintln(w, TruncatedSentence(st.Truncated, s.cfg.AllowTruncated))
 	}
@@ -43,7 +44,7 @@ func (s *Server) WriteSummary(w io.Writer) {
 		}
 	}
 	if rest := st.Misses - kept; rest > 0 {
-		fmt.Fprintf(w, "  … and %d more misses of requests not listed (the first %d distinct ones are)\n", rest, MissLogLimit)
+		fmt.Fprintf(w, "  … and %s more of requests not listed (the first %d distinct ones are)\n", plural(rest, "miss"), MissLogLimit)
 	}
 }
 
@@ -52,7 +53,22 @@ func (s *Server) WriteSummary(w io.Writer) {
 // --allow-truncated) or refused.
 func TruncatedSentence(n int64, allowed bool) string {
 	if allowed {
-		return fmt.Sprintf("%d calls were served a recorded response body cut at recording (--allow-truncated)", n)
+		verb := "were"
+		if n == 1 {
+			verb = "was"
+		}
+		return fmt.Sprintf("%s %s served a recorded response body cut at recording (--allow-truncated)", plural(n, "call"), verb)
 	}
-	return fmt.Sprintf("%d calls refused (502): their recorded response body was cut at recording; record again with a larger --body-limit, or pass --allow-truncated", n)
+	return fmt.Sprintf("%s refused (502): their recorded response body was cut at recording; record again with a larger --body-limit, or pass --allow-truncated", plural(n, "call"))
+}
+
+// plural is "1 call", "2 calls", "1 miss", "2 misses".
+func plural(n int64, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	if strings.HasSuffix(thing, "s") {
+		return fmt.Sprintf("%d %ses", n, thing)
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

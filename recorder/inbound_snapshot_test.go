@@ -216,7 +216,7 @@ func TestInboundSnapshotRoundTrip(t *testing.T) {
 		t.Fatalf("%d exchanges", len(all))
 	}
 	e := all[0]
-	if e.RequestHeader.Get("Authorization") != Redacted || e.ResponseHeader.Get("Set-Cookie") != Redacted {
+	if e.RequestHeader.Get("Authorization") != "Basic "+Redacted || e.ResponseHeader.Get("Set-Cookie") != Redacted {
 		t.Errorf("headers not redacted in the file: %v / %v", e.RequestHeader, e.ResponseHeader)
 	}
 	if string(e.RequestBody) != "hello" || len(e.ResponseBody) != DefaultBodyLimit ||

@@ -154,7 +154,7 @@ func TestInboundRecordsExchange(t *testing.T) {
 		{"Method", e.Method, "POST"},
 		{"URL", e.URL, proxy + "/orders/42?expand=items"},
 		{"Proto", e.Proto, "HTTP/1.1"},
-		{"Authorization", e.RequestHeader.Get("Authorization"), Redacted},
+		{"Authorization", e.RequestHeader.Get("Authorization"), "Bearer " + Redacted},
 		{"Cookie", e.RequestHeader.Get("Cookie"), Redacted},
 		{"X-Api-Key", e.RequestHeader.Get("X-Api-Key"), Redacted},
 		{"X-Request-Id", e.RequestHeader.Get("X-Request-Id"), "r-1"},

@@ -203,7 +203,7 @@ func (o *Outbound) Shutdown(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			o.Close()
-			return fmt.Errorf("outbound recorder shutdown: %d calls cut short: %w", o.calls.Load(), ctx.Err())
+			return fmt.Errorf("outbound recorder shutdown: %s cut short: %w", count(o.calls.Load(), "call"), ctx.Err())
 		case <-t.C:
 		}
 	}

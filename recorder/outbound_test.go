@@ -549,9 +549,9 @@ func TestOutboundRedacts(t *testing.T) {
 		t.Errorf("app did not receive the upstream's headers: %v", res.Header)
 	}
 	ex := e.sink.wait(t, 1)[0]
-	for _, h := range []string{"Authorization", "X-Api-Key", "Cookie"} {
-		if got := ex.RequestHeader.Get(h); got != Redacted {
-			t.Errorf("recorded request %s = %q, want redacted", h, got)
+	for h, want := range map[string]string{"Authorization": "Bearer " + Redacted, "X-Api-Key": Redacted, "Cookie": Redacted} {
+		if got := ex.RequestHeader.Get(h); got != want {
+			t.Errorf("recorded request %s = %q, want %q", h, got, want)
 		}
 	}
 	for _, h := range []string{"Set-Cookie", "X-Token"} {

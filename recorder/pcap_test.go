@@ -49,7 +49,7 @@ func pcapScenario(t testing.TB, cliA, cliB, cliC, srv string) (*pcapBuilder, []*
 		"Authorization: Bearer s3cret\r\nTraceparent: " + testTraceparent + "\r\n\r\n")
 	a1 := ex(snapshots.Exchange{
 		Start: start, Method: "GET", URL: "http://shop.example:8080/orders/17?full=1",
-		RequestHeader: http.Header{"User-Agent": {"t/1"}, "Authorization": {Redacted}, "Traceparent": {testTraceparent}},
+		RequestHeader: http.Header{"User-Agent": {"t/1"}, "Authorization": {"Bearer " + Redacted}, "Traceparent": {testTraceparent}},
 		TraceID:       "4bf92f3577b34da6a3ce929d0e0e4736",
 	})
 	// B starts meanwhile: HTTP/1.0, no Host.

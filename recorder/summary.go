@@ -18,19 +18,27 @@ import (
 // request and the statement counts, for a recording with a SQL proxy.
 func (s TallySummary) WriteText(w io.Writer, path string, cs snapshots.CaptureStats, withSQL bool) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "recorded %d exchanges and %d SQL statements to %s\n",
-		cs.InboundRecorded+cs.OutboundRecorded, cs.Statements, path)
+	fmt.Fprintf(&b, "recorded %s and %s to %s\n",
+		count(cs.InboundRecorded+cs.OutboundRecorded, "exchange"), count(cs.Statements, "SQL statement"), path)
 	if len(s.Rows) > 0 {
 		writeTallyRows(&b, s.Rows, withSQL)
 	}
 	fmt.Fprintf(&b, "capture: inbound %d seen, %d recorded; outbound %d seen, %d recorded",
 		cs.InboundSeen, cs.InboundRecorded, cs.OutboundSeen, cs.OutboundRecorded)
 	if withSQL {
-		fmt.Fprintf(&b, "; %d statements, %d attributed to requests", s.Statements, s.Attributed)
+		fmt.Fprintf(&b, "; %s, %d attributed to requests", count(s.Statements, "statement"), s.Attributed)
 	}
 	b.WriteByte('\n')
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// count is "1 thing" or "n things".
+func count(n int64, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.FormatInt(n, 10) + " " + thing + "s"
 }
 
 // writeTallyRows writes the table of exchanges per endpoint.

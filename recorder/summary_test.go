@@ -42,9 +42,18 @@ capture: inbound 16 seen, 15 recorded; outbound 2 seen, 2 recorded
 		{"nothing recorded", TallySummary{}, false, `recorded 17 exchanges and 45 SQL statements to orders.snap
 capture: inbound 16 seen, 15 recorded; outbound 2 seen, 2 recorded
 `},
+		{"one of each", TallySummary{Rows: sum.Rows[:1], Statements: 1, Attributed: 1}, true, `recorded 1 exchange and 1 SQL statement to orders.snap
+DIRECTION  SERVICE         ENDPOINT          EXCHANGES  SQL/REQUEST
+inbound    127.0.0.1:8080  GET /orders/{id}  3          2.3
+capture: inbound 1 seen, 1 recorded; outbound 0 seen, 0 recorded; 1 statement, 1 attributed to requests
+`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var b strings.Builder
+			cs := cs
+			if tt.name == "one of each" {
+				cs = snapshots.CaptureStats{InboundSeen: 1, InboundRecorded: 1, Statements: 1}
+			}
 			if err := tt.sum.WriteText(&b, "orders.snap", cs, tt.withSQL); err != nil {
 				t.Fatal(err)
 			}

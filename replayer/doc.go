@@ -6,8 +6,9 @@
 // New takes the snapshot's inbound exchanges (Config.Exchanges), the target's
 // base URL and what to add (Config.Header), and prepares every request once:
 // method, path, query, headers and body as recorded, the target's host,
-// hop-by-hop headers dropped, Content-Length from the body, redacted values
-// ("[REDACTED]") dropped unless Config.Header supplies them. Each request
+// hop-by-hop headers dropped, Content-Length from the body, redacted header
+// values ("[REDACTED]", "Bearer [REDACTED]") dropped unless Config.Header
+// supplies them. Each request
 // then gets a fresh W3C traceparent whose trace id lands in Result.TraceID.
 // Config.Endpoints filters by endpoint or glob.
 //

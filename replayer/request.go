@@ -104,7 +104,7 @@ func requestHeader(rec, override http.Header) http.Header {
 		}
 		var keep []string
 		for _, v := range vs {
-			if v != Redacted && validHeaderValue(v) {
+			if !redacted(v) && validHeaderValue(v) {
 				keep = append(keep, v)
 			}
 		}
@@ -123,6 +123,14 @@ func requestHeader(rec, override http.Header) http.Header {
 		h[k] = vs
 	}
 	return h
+}
+
+// redacted reports whether a recorded header value is the redaction
+// placeholder, alone or after a credential's scheme ("Bearer [REDACTED]"):
+// sending it only earns a 401, so it is dropped unless Config.Header
+// supplies the header.
+func redacted(v string) bool {
+	return v == Redacted || strings.HasSuffix(v, " "+Redacted)
 }
 
 // validHeaderName reports whether k is an HTTP token.

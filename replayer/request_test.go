@@ -27,7 +27,8 @@ func TestRequestsGoOutAsRecorded(t *testing.T) {
 			"Content-Type":    {"application/json"},
 			"X-Tenant":        {"acme"},
 			"X-Route":         {"recorded"},
-			"Authorization":   {Redacted},
+			"Authorization":   {"Bearer " + Redacted}, // the scheme kept at recording
+			"X-Api-Key":       {Redacted},
 			"Cookie":          {Redacted},
 			"Connection":      {"keep-alive, X-Hop"},
 			"X-Hop":           {"drop me"},
@@ -66,6 +67,7 @@ func TestRequestsGoOutAsRecorded(t *testing.T) {
 			"X-Route":         "sandbox-1",
 			"Cookie":          "session=s3cret",
 			"Authorization":   "",
+			"X-Api-Key":       "",
 			"X-Hop":           "",
 			"Content-Length":  "19",
 			"Accept-Encoding": "gzip",

@@ -14,6 +14,14 @@ import (
 // num formats milliseconds for a table: "0.42", "4.1", "54.3", "1234".
 func num(ms float64) string { return strings.TrimSuffix(analyzer.FormatMs(ms), " ms") }
 
+// counted is count(n) things: "1 request", "12,345 requests".
+func counted(n int64, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return count(n) + " " + thing + "s"
+}
+
 // count formats an integer with thousands separators: "12,345".
 func count(n int64) string {
 	s := strconv.FormatInt(n, 10)

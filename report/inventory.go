@@ -13,15 +13,15 @@ import (
 // separators, so that scripts can read them.
 func InventoryText(w io.Writer, inv *snapshots.Inventory) error {
 	e := &errWriter{w: w}
-	e.printf("snapshot %s: %d exchanges (%d inbound, %d outbound), %d SQL statements",
-		inv.Path, inv.Exchanges, inv.Inbound, inv.Outbound, inv.Statements)
+	e.printf("snapshot %s: %s (%d inbound, %d outbound), %s",
+		inv.Path, plural(int(inv.Exchanges), "exchange"), inv.Inbound, inv.Outbound, plural(int(inv.Statements), "SQL statement"))
 	if inv.Unattributed > 0 {
 		e.printf(" (%d not attributed to a request)", inv.Unattributed)
 	}
 	e.println("")
 	c := inv.Capture
-	e.printf("captured: inbound %d of %d seen, outbound %d of %d seen, %d statements",
-		c.InboundRecorded, c.InboundSeen, c.OutboundRecorded, c.OutboundSeen, c.Statements)
+	e.printf("captured: inbound %d of %d seen, outbound %d of %d seen, %s",
+		c.InboundRecorded, c.InboundSeen, c.OutboundRecorded, c.OutboundSeen, plural(int(c.Statements), "statement"))
 	if inv.Redaction != "" {
 		e.printf("; redaction: %s", inv.Redaction)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/replaykit/replay/internal/golden"
@@ -41,5 +42,15 @@ func TestInventoryTextEmpty(t *testing.T) {
 		"captured: inbound 0 of 3 seen, outbound 0 of 0 seen, 0 statements\n"
 	if diff := cmp.Diff(want, got.String()); diff != "" {
 		t.Errorf("InventoryText (-want +got):\n%s", diff)
+	}
+	one := &snapshots.Inventory{Path: "one.snap", Exchanges: 1, Inbound: 1, Statements: 1, Capture: snapshots.CaptureStats{InboundSeen: 1, InboundRecorded: 1, Statements: 1}}
+	got.Reset()
+	if err := InventoryText(&got, one); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"snapshot one.snap: 1 exchange (1 inbound, 0 outbound), 1 SQL statement\n", "captured: inbound 1 of 1 seen, outbound 0 of 0 seen, 1 statement\n"} {
+		if !strings.Contains(got.String(), want) {
+			t.Errorf("InventoryText of one exchange lacks %q:\n%s", want, got.String())
+		}
 	}
 }

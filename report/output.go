@@ -122,8 +122,11 @@ func (o Output) writeFiles(formats []Format, artifacts *[]Artifact, render func(
 	return nil
 }
 
-// RelativeArtifacts returns as with the paths of the files inside dir made
-// relative to it ("baseline.run"); paths outside dir stay as they are.
+// RelativeArtifacts returns as with their paths as seen from dir, for a
+// report written into dir: the files inside dir relative to it
+// ("baseline.run"), relative paths outside it too ("../runs/b.run", not
+// the working directory's "runs/b.run"); absolute paths outside dir stay
+// as they are.
 func RelativeArtifacts(as []Artifact, dir string) []Artifact {
 	out := slices.Clone(as)
 	absDir, err := filepath.Abs(dir)
@@ -135,7 +138,12 @@ func RelativeArtifacts(as []Artifact, dir string) []Artifact {
 		if err != nil {
 			continue
 		}
-		if rel, err := filepath.Rel(absDir, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		rel, err := filepath.Rel(absDir, p)
+		if err != nil {
+			continue
+		}
+		outside := rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))
+		if !outside || !filepath.IsAbs(a.Path) {
 			out[i].Path = filepath.ToSlash(rel)
 		}
 	}

@@ -32,6 +32,11 @@ func TestRelativeArtifacts(t *testing.T) {
 	if got := RelativeArtifacts([]Artifact{{"r", "cmp/report.md"}}, "./cmp/"); got[0].Path != "report.md" {
 		t.Errorf("relative dir: %q", got[0].Path)
 	}
+	// A relative path outside the directory, as `replay report runs --out
+	// rep` has: seen from rep, not from the working directory.
+	if got := RelativeArtifacts([]Artifact{{"r", "runs/baseline.run"}}, "rep"); got[0].Path != "../runs/baseline.run" {
+		t.Errorf("relative path outside dir: %q, want ../runs/baseline.run", got[0].Path)
+	}
 }
 
 func TestOutputWritesEveryFormat(t *testing.T) {

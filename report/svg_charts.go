@@ -93,7 +93,7 @@ func distributionSVG(title string, sides []distSide, band *distBand) template.HT
 			ymax = max(ymax, v)
 		}
 		if sd.lat.Count > 0 {
-			keys = append(keys, legendKey{label: fmt.Sprintf("%s (%s requests)", sd.name, count(sd.lat.Count)), color: sd.color})
+			keys = append(keys, legendKey{label: fmt.Sprintf("%s (%s)", sd.name, counted(sd.lat.Count, "request")), color: sd.color})
 		}
 	}
 	hasBand := band != nil && band.hi > 0
@@ -349,8 +349,8 @@ func seriesTip(side string, pt analyzer.SeriesPoint) string {
 	if pt.Slice > 0 {
 		what = fmt.Sprintf("slice %d", pt.Slice)
 	}
-	return fmt.Sprintf("%s %s: %s requests, %s failed, p50 %s ms, p95 %s ms, p99 %s ms", side, what,
-		count(pt.Requests), count(pt.Failed), num(pt.P50), num(pt.P95), num(pt.P99))
+	return fmt.Sprintf("%s %s: %s, %s failed, p50 %s ms, p95 %s ms, p99 %s ms", side, what,
+		counted(pt.Requests, "request"), count(pt.Failed), num(pt.P50), num(pt.P95), num(pt.P99))
 }
 
 func maxTime(a, b time.Time) time.Time {

@@ -155,6 +155,10 @@ type SideConfig struct {
 	// URL is the base URL of a build the user runs; Cmd a command replay
 	// starts (/bin/sh -c, listening on $PORT) and stops. Exactly one.
 	URL, Cmd string
+	// CmdShown is Cmd as run files and reports name the build, e.g.
+	// "replay demo orders" for a Cmd that runs the replay binary by its
+	// absolute path; empty: Cmd.
+	CmdShown string
 	// Env holds KEY=VALUE entries for Cmd, over Config.Env.
 	Env []string
 	// Header is added to (or replaces in) every request of the side.

@@ -25,7 +25,11 @@ func (s *Side) settings(shared map[string]string) map[string]string {
 	if s.sc.Cmd != "" {
 		// The side's own environment names the build in reports, e.g.
 		// "APP_SLOW=1 ./orders": the command alone is often the same.
-		out[report.SettingCmd] = strings.TrimSpace(strings.Join(redact.Env(s.sc.Env), " ") + " " + redact.Command(s.sc.Cmd))
+		cmd := s.sc.Cmd
+		if s.sc.CmdShown != "" {
+			cmd = s.sc.CmdShown
+		}
+		out[report.SettingCmd] = strings.TrimSpace(strings.Join(redact.Env(s.sc.Env), " ") + " " + redact.Command(cmd))
 		if env := redact.Env(append(slices.Clone(s.cfg.Env), s.sc.Env...)); len(env) > 0 {
 			out["env"] = strings.Join(env, " ")
 		}

@@ -105,7 +105,7 @@ func (s *Side) LogPath() string { return s.sc.LogPath }
 func (s *Side) listen(ctx context.Context) error {
 	if c := s.cfg.Mock; c != nil {
 		if err := s.startMock(*c); err != nil {
-			return fmt.Errorf("%smock: %w", s.label(), err)
+			return s.wrap(err) // "mock: …" already
 		}
 	}
 	for _, db := range s.cfg.databases(s.sc) {
@@ -133,6 +133,8 @@ func (s *Side) wrap(err error) error {
 	return err
 }
 
+// startMock starts the side's mock; its errors say "mock: ", as package
+// mock's do.
 func (s *Side) startMock(cfg mock.Config) error {
 	cfg.CA, cfg.Limits = s.cfg.authority, s.cfg.Limits
 	m, err := mock.New(cfg)
@@ -142,14 +144,16 @@ func (s *Side) startMock(cfg mock.Config) error {
 	s.mock = m
 	l, err := s.openListener(orLoopback(s.sc.MockListen), "mock's forward proxy", "it forwards requests for hosts it does not mock to any host")
 	if err != nil {
-		return err
+		return fmt.Errorf("mock: %w", err)
 	}
 	s.mockAddr = l.Addr().String()
 	s.mockSrv = s.cfg.Limits.Server(m, nil)
 	go s.mockSrv.Serve(l)
 	s.wiring.Proxy, s.wiring.CACert = s.mockAddr, s.cfg.authority.CertPath()
-	s.wiring.CABundle, err = s.cfg.authority.BundlePath()
-	return err
+	if s.wiring.CABundle, err = s.cfg.authority.BundlePath(); err != nil {
+		return fmt.Errorf("mock: %w", err)
+	}
+	return nil
 }
 
 // openListener opens one of the side's listeners (see Config.Limits), warning

@@ -221,6 +221,17 @@ func openFile(path, kind string) (*sql.DB, error) {
 	if st.IsDir() {
 		return nil, errors.New("is a directory")
 	}
+	// SQLite says "unable to open database file (14)" whatever the cause:
+	// open it first to say why ("permission denied").
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, pe.Err // the caller names the path
+		}
+		return nil, err
+	}
+	f.Close()
 	db, err := sql.Open("sqlite", dsn(path, true))
 	if err != nil {
 		return nil, err
@@ -325,6 +336,8 @@ func describeSQLiteError(err, notOurs error) error {
 			return fmt.Errorf("%w: not a SQLite database", notOurs)
 		case sqlite3.SQLITE_CORRUPT:
 			return fmt.Errorf("file is corrupt: %w", err)
+		case sqlite3.SQLITE_CANTOPEN:
+			return fmt.Errorf("SQLite cannot open it: check that the file and its directory can be read (a file still being written also needs its -wal and -shm files beside it): %w", err)
 		}
 	}
 	return err

@@ -31,12 +31,7 @@ func newCmdCA(s streams) *cobra.Command {
 		Example: `  replay ca
   eval "$(replay ca --format env)"     # trust it in this shell
   replay ca --ca-dir ./ca --format json`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usagef("ca: takes no arguments, got %q", args)
-			}
-			return nil
-		},
+		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return caRun(cmd.Context(), opts)
 		},

@@ -68,7 +68,7 @@ func demoRun(ctx context.Context, opts *demoOptions) error {
 		Replay: self, Dir: opts.out, Duration: opts.duration, Rounds: opts.rounds,
 		Out: w,
 		Recorded: func(r demo.Recording) error {
-			return printSummary(ctx, w, r.Snapshot, r.Summary, true)
+			return printSummary(ctx, w, opts.stderr, r.Snapshot, r.Summary, true)
 		},
 		Compare: func(ctx context.Context, cfg session.CompareConfig) (*report.ComparisonReport, error) {
 			return runComparison(ctx, cfg, demoFormats, s, opts.progress)

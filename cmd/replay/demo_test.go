@@ -8,9 +8,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/replaykit/replay/internal/schematest"
+	"github.com/replaykit/replay/internal/syncbuf"
 )
 
 // TestDemo runs `replay demo` as a user does and checks that it ends with
@@ -67,6 +70,63 @@ func TestDemo(t *testing.T) {
 	for _, f := range []string{"demo.snap", "compare/baseline.run", "compare/candidate.run", "compare/report.md", "compare/report.html", "compare/report.xml"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Errorf("demo did not write %s: %v", f, err)
+		}
+	}
+	// The Ran line names the builds as a user types them, not by the
+	// runner's path to the binary.
+	md, _ := os.ReadFile(filepath.Join(out, "compare", "report.md"))
+	if !strings.Contains(string(md), "baseline `APP_SLOW=0 replay demo orders` vs candidate `APP_SLOW=1 replay demo orders`") || strings.Contains(string(md), bin) {
+		t.Errorf("the Ran line does not name the builds `APP_SLOW=0 replay demo orders`, `APP_SLOW=1 replay demo orders`:\n%s", md)
+	}
+}
+
+// TestDemoInterrupted: `replay demo` interrupted in its comparison keeps the
+// directory it made, and the run files its error names are there.
+func TestDemoInterrupted(t *testing.T) {
+	bin := buildReplay(t)
+	out := filepath.Join(t.TempDir(), "demo")
+	cmd := exec.Command(bin, "demo", "--out", out, "--duration", "60s", "--rounds", "1")
+	var stdout, stderr syncbuf.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	run := filepath.Join(out, "compare", "baseline.run")
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if _, err := os.Stat(run); err == nil && strings.Contains(stdout.String(), "==> Comparing") {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("demo ended before its comparison: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no comparison after 2 minutes\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+		}
+	}
+	time.Sleep(2 * time.Second)
+	cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatalf("interrupted demo exited 0\nstderr:\n%s", stderr.String())
+		}
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("demo still running a minute after SIGINT")
+	}
+	msg := stderr.String()
+	if !strings.Contains(msg, "hold the requests completed so far") || !strings.Contains(msg, "are in "+out) {
+		t.Errorf("stderr does not say where the run files are:\n%s", msg)
+	}
+	for _, f := range []string{"demo.snap", "compare/baseline.run", "compare/candidate.run"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("interrupted demo left no %s: %v", f, err)
 		}
 	}
 }

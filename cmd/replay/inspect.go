@@ -26,12 +26,7 @@ func newCmdInspect(s streams) *cobra.Command {
 		Long:  longHelp("inspect"),
 		Example: `  replay inspect orders.snap
   replay inspect orders.snap --format json | jq '.endpoints[] | select(.sql_per_request > 10)'`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usagef("inspect: want one snapshot file (SNAP), got %d arguments", len(args))
-			}
-			return nil
-		},
+		Args: exactArgs(1, "the snapshot"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.snapshot = args[0]
 			var err error

@@ -96,8 +96,8 @@ func TestInspectErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no snapshot", []string{"inspect"}, 2, "inspect: want one snapshot file"},
-		{"two snapshots", []string{"inspect", "a", "b"}, 2, "inspect: want one snapshot file"},
+		{"no snapshot", []string{"inspect"}, 2, "inspect: expects 1 argument (the snapshot), got none"},
+		{"two snapshots", []string{"inspect", "a", "b"}, 2, `inspect: expects 1 argument (the snapshot), got "a" "b"`},
 		{"bad format", []string{"inspect", "x.snap", "--format", "yaml"}, 2, `inspect: --format "yaml": want text, json`},
 		{"two formats", []string{"inspect", "x.snap", "--format", "json", "--format", "text"}, 2, "inspect: --format json,text: give one format"},
 		{"unknown flag", []string{"inspect", "x.snap", "--colour"}, 2, "unknown flag"},

@@ -92,6 +92,11 @@ func TestK8sManifestCLI(t *testing.T) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and one line", args, code, stdout, stderr)
 		}
 	}
+	// Without --snapshot every pod would fail: the flag is named.
+	if code, stdout, stderr := cliRun(t, "", "k8s", "manifest", "--shards", "2", "--image", "x", "--", "--target", "http://a"); code != exitUsage ||
+		stdout != "" || !strings.Contains(stderr, "--snapshot SNAP is required") {
+		t.Errorf("manifest without --snapshot: exit %d, stdout %q, stderr %q; want exit 2 naming --snapshot", code, stdout, stderr)
+	}
 	if code, stdout, _ := cliRun(t, "", "k8s", "manifest", "--help"); code != 0 || !strings.Contains(stdout, "backoffLimitPerIndex 0") {
 		t.Errorf("k8s manifest --help: exit %d:\n%s", code, stdout)
 	}

@@ -126,7 +126,7 @@ func newRootCmd(s streams) *cobra.Command {
 		newCmdCompare(s),
 		newCmdReport(s),
 		newCmdK8s(s),
-		newCmdMerge(),
+		newCmdMerge(s),
 		newCmdDemo(s),
 		newCmdMCP(),
 		&cobra.Command{Use: "version", Short: "Print replay's version, the VCS revision and time it was built from", Args: exactArgs(0),
@@ -136,14 +136,4 @@ func newRootCmd(s streams) *cobra.Command {
 			}},
 	)
 	return root
-}
-
-// exactArgs is cobra.ExactArgs with a usage error.
-func exactArgs(n int) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
-			return usageError{err}
-		}
-		return nil
-	}
 }

@@ -254,7 +254,7 @@ func startMock(srv *mock.Server, p *mockPlan) (*mock.Listening, error) {
 	case errors.Is(err, mock.ErrUnknownService):
 		for _, sp := range p.serve {
 			if _, e := srv.ServiceHandler(sp.service); e != nil {
-				return nil, usagef("mock: --serve %s=%s: %v", sp.listen, sp.service, e)
+				return nil, usagef("--serve %s=%s: %v", sp.listen, sp.service, e) // e says "mock: "
 			}
 		}
 		return nil, usagef("mock: --serve: %v", err)

@@ -75,7 +75,7 @@ func TestMockUsageErrors(t *testing.T) {
 			"service not in the recording: nope.test:443 (recorded services: api.test:443, plain.test:8080)"},
 		{"unrecorded serve", []string{"--snapshot", snap, "--ca-dir", t.TempDir(), "--serve", "127.0.0.1:0=nope.test:80"},
 			"nope.test:80 (recorded services: api.test:443, plain.test:8080)"},
-		{"positional argument", []string{"--snapshot", snap, "--listen", "127.0.0.1:0", "extra"}, "accepts 0 arg"},
+		{"positional argument", []string{"--snapshot", snap, "--listen", "127.0.0.1:0", "extra"}, `takes no arguments, got "extra"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -196,7 +196,7 @@ func TestMockInProcess(t *testing.T) {
 		"  HTTPS_PROXY=" + proxyURL.String() + "\n",
 		"  SSL_CERT_FILE=" + filepath.Join(caDir, "bundle.pem") + "\n",
 		"serving api.test:443 on " + r.Serve[0].Addr().String() + ": use base URL http://" + r.Serve[0].Addr().String(),
-		"mock stopped: 3 calls answered (3 exact, 0 loose, 0 by template), 1 misses, 0 passed through",
+		"mock stopped: 3 calls answered (3 exact, 0 loose, 0 by template), 1 miss, 0 passed through",
 		"misses:\n  GET https://api.test/v1/items?page=2\n    closest recorded: GET https://api.test/v1/items?page=1\n    query page: got 2, recorded 1\n",
 	} {
 		if !strings.Contains(out, want) {
@@ -285,7 +285,7 @@ func TestMockCommand(t *testing.T) {
 		t.Fatal("mock still running 60s after SIGINT")
 	}
 	out := stdout.String()
-	for _, want := range []string{"1 calls answered", "1 misses", "  GET https://api.test/v1/items?page=9\n", "    query page: got 9, recorded 1\n"} {
+	for _, want := range []string{"mock stopped: 1 call answered", ", 1 miss, ", "  GET https://api.test/v1/items?page=9\n", "    query page: got 9, recorded 1\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}

@@ -132,7 +132,7 @@ func recordRun(ctx context.Context, opts *recordOptions) error {
 	case err := <-s.Err():
 		serveErr = fmt.Errorf("record: %w", err)
 	}
-	fmt.Fprintf(opts.stderr, "stopping: finishing %d exchanges in flight, then writing the snapshot (interrupt again to quit at once)\n", s.InFlight())
+	fmt.Fprintf(opts.stderr, "stopping: finishing %s in flight, then writing the snapshot (interrupt again to quit at once)\n", plural(int64(s.InFlight()), "exchange"))
 	done := make(chan error, 1)
 	go func() { done <- s.Stop(opts.stopTimeout) }()
 	select {
@@ -147,7 +147,7 @@ func recordRun(ctx context.Context, opts *recordOptions) error {
 		return serveErr
 	}
 	// ctx ended to stop the recording; the summary still reads the snapshot.
-	return printSummary(context.WithoutCancel(ctx), opts.stdout, opts.out, s.Summary(), p.pgListen != "" || p.myListen != "")
+	return printSummary(context.WithoutCancel(ctx), opts.stdout, opts.stderr, opts.out, s.Summary(), p.pgListen != "" || p.myListen != "")
 }
 
 // watchInterrupts turns interrupts into a stop: the first (or the end of

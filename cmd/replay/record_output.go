@@ -57,7 +57,10 @@ func dialable(a net.Addr) string {
 
 // printSummary prints the exchanges per endpoint and the capture statistics
 // as the snapshot file out holds them; withSQL adds the SQL columns.
-func printSummary(ctx context.Context, w io.Writer, out string, sum recorder.TallySummary, withSQL bool) error {
+//
+// A snapshot of no exchange is kept (nothing recorded is lost) and exits
+// 0, but warn (when not nil) is told so: there is nothing in it to replay.
+func printSummary(ctx context.Context, w, warn io.Writer, out string, sum recorder.TallySummary, withSQL bool) error {
 	snap, err := snapshots.Open(out)
 	if err != nil {
 		return fmt.Errorf("record: reopen: %w", err)
@@ -72,7 +75,14 @@ func printSummary(ctx context.Context, w io.Writer, out string, sum recorder.Tal
 			return fmt.Errorf("record: %w", err)
 		}
 	}
-	return sum.WriteText(w, out, cs, withSQL)
+	if err := sum.WriteText(w, out, cs, withSQL); err != nil {
+		return err
+	}
+	if warn != nil && cs.InboundRecorded+cs.OutboundRecorded == 0 {
+		fmt.Fprintf(warn, "replay: warning: the snapshot %s holds 0 exchanges: no request was recorded (%d inbound and %d outbound seen); there is nothing in it to replay\n",
+			out, cs.InboundSeen, cs.OutboundSeen)
+	}
+	return nil
 }
 
 // estimateTally fills the SQL per request of sum's inbound rows from the

@@ -34,7 +34,7 @@ func recordPcap(ctx context.Context, p *recordPlan, opts *recordOptions, logger 
 	if err := w.CloseOrRemove(err); err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
-	if err := printSummary(ctx, opts.stdout, opts.out, t.Summary(), false); err != nil {
+	if err := printSummary(ctx, opts.stdout, opts.stderr, opts.out, t.Summary(), false); err != nil {
 		return err
 	}
 	if err := st.WriteText(opts.stdout); err != nil {

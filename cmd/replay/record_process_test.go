@@ -302,3 +302,24 @@ func TestRecordCommand(t *testing.T) {
 		}
 	})
 }
+
+// TestRecordNothing: a recording stopped before any traffic keeps its
+// (empty) snapshot and exits 0, with a warning that it holds no exchange.
+func TestRecordNothing(t *testing.T) {
+	bin := buildReplay(t)
+	out := filepath.Join(t.TempDir(), "empty.snap")
+	p := startRecordProcess(t, bin, "--out", out, "--inbound", "127.0.0.1:0="+echoServer(t).URL)
+	p.cmd.Process.Signal(syscall.SIGINT)
+	if code := p.wait(t, 60*time.Second); code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, p.stderr.String())
+	}
+	if want := "replay: warning: the snapshot " + out + " holds 0 exchanges"; !strings.Contains(p.stderr.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, p.stderr.String())
+	}
+	if !strings.Contains(p.stdout.String(), "recorded 0 exchanges and 0 SQL statements to "+out) {
+		t.Errorf("no summary:\n%s", p.stdout.String())
+	}
+	if got := readSnapshot(t, out); len(got) != 0 {
+		t.Errorf("the snapshot holds %d exchanges", len(got))
+	}
+}

@@ -53,7 +53,7 @@ func TestRecordUsageErrors(t *testing.T) {
 		{"resolve without outbound", []string{"--out", out, "--inbound", ":0=http://127.0.0.1:1", "--resolve", "a:1=b:2"}, "--resolve applies to --outbound"},
 		{"bad resolve", []string{"--out", out, "--outbound", "127.0.0.1:0", "--resolve", "a=b"}, "want HOST:PORT=ADDR"},
 		{"http2 without outbound", []string{"--out", out, "--inbound", ":0=http://127.0.0.1:1", "--outbound-http2"}, "--outbound-http2 applies to --outbound"},
-		{"positional argument", []string{"--out", out, "--inbound", ":0=http://127.0.0.1:1", "extra"}, "accepts 0 arg"},
+		{"positional argument", []string{"--out", out, "--inbound", ":0=http://127.0.0.1:1", "extra"}, `takes no arguments, got "extra"`},
 		{"unknown flag", []string{"--out", out, "--inbund", ":0=http://127.0.0.1:1"}, "unknown flag"},
 	}
 	for _, tt := range tests {

@@ -30,7 +30,7 @@ func newCmdReport(s streams) *cobra.Command {
 		Long:  longHelp("report"),
 		Example: `  replay report replay-compare-20250301-120000 --format markdown >> "$GITHUB_STEP_SUMMARY"
   replay report run.db --format json --max-failed 0`,
-		Args: exactArgs(1),
+		Args: exactArgs(1, "a run file or a comparison's directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.path = args[0]
 			return reportRun(cmd.Context(), opts, s)

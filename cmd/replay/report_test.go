@@ -39,6 +39,27 @@ func TestReportComparisonDir(t *testing.T) {
 	}
 }
 
+// TestReportOutRelativePaths: `replay report cmp --out rep` names the run
+// files in rep's reports as seen from rep, not from the working directory.
+func TestReportOutRelativePaths(t *testing.T) {
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "cmp"), 0o755)
+	goldenRuns(t, filepath.Join(dir, "cmp"))
+	t.Chdir(dir)
+	if code, _, stderr := cliRun(t, "", "report", "cmp", "--out", "rep", "--format", "text,markdown"); code != exitRegression {
+		t.Fatalf("exit %d, want 99; stderr %s", code, stderr)
+	}
+	md, err := os.ReadFile(filepath.Join("rep", "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []string{"- baseline run: `../cmp/baseline.run`", "- candidate run: `../cmp/candidate.run`", "`report.txt`"} {
+		if !strings.Contains(string(md), a) {
+			t.Errorf("rep/report.md lacks %q:\n%s", a, md)
+		}
+	}
+}
+
 func TestReportRunFile(t *testing.T) {
 	dir := t.TempDir()
 	base, cand := goldenRuns(t, dir)
@@ -62,7 +83,7 @@ func TestReportErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no argument", []string{"report"}, exitUsage, "accepts 1 arg"},
+		{"no argument", []string{"report"}, exitUsage, "report: expects 1 argument (a run file or a comparison's directory), got none"},
 		{"bad format", []string{"report", dir, "--format", "pdf"}, exitUsage, `--format "pdf"`},
 		{"bad goal", []string{"report", dir, "--goal", "p95"}, exitUsage, "--goal"},
 		{"missing", []string{"report", filepath.Join(dir, "none.run")}, exitError, "none.run"},

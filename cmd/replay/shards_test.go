@@ -119,6 +119,8 @@ func TestRunShardsLocalEqualsTheSingleRun(t *testing.T) {
 	ok := filepath.Join(dir, "again.run")
 	if code, msg := runBin(t, bin, "merge", "--out", ok, shardRun(2), shardRun(0), shardRun(1)); code != 0 {
 		t.Errorf("merge of the 3 shards: exit %d %s", code, msg)
+	} else if want := "replay: merged 3 run files (35 requests) into " + ok + "\n"; msg != want {
+		t.Errorf("merge of the 3 shards says %q, want %q", msg, want)
 	}
 	if diff := cmp.Diff(sent(t, single), sent(t, ok)); diff != "" {
 		t.Errorf("replay merge: requests per exchange (-single +merged):\n%s", diff)

@@ -49,7 +49,7 @@ func newCmdSnapshotExport(s streams) *cobra.Command {
 		Long:  longHelp("snapshot-export"),
 		Example: `  replay snapshot export orders.snap --format har -o orders.har
   replay snapshot export orders.snap --format jsonl | grep '"type":"statement"'`,
-		Args: exactArgs(1),
+		Args: exactArgs(1, "the snapshot"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.snapshot = args[0]
 			name, err := report.OneFormat(opts.formats)
@@ -101,7 +101,7 @@ func newCmdSnapshotImport(s streams) *cobra.Command {
   replay snapshot import - --format jsonl --out copy.snap < orders.jsonl
   replay snapshot import shop.har --out shop.snap --endpoint 'GET /api/orders/{id}'
   replay snapshot import catalog-api.har --direction outbound --out catalog.snap`,
-		Args: exactArgs(1),
+		Args: exactArgs(1, "the file to import, or - for stdin"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.input = args[0]
 			name, err := report.OneFormat(opts.formats)

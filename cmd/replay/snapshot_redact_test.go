@@ -54,10 +54,10 @@ func TestSnapshotImportRedacts(t *testing.T) {
 	}{
 		{"har", harWithSecrets,
 			[]string{"har-tok-5ec", "har-auth-5ec", "har-cookie-5ec", "har-pw-5ec", "har-setcookie-5ec", "har-at-5ec", "har-ssn-5ec", "har-pin-5ec"},
-			[]string{"visible-lang", "visible-user", "visible-name"}},
+			[]string{"visible-lang", "visible-user", "visible-name", "Bearer [REDACTED]"}}, // the auth scheme kept
 		{"jsonl", jsonlWithSecrets,
 			[]string{"jl-key-5ec", "jl-auth-5ec", "jl-cs-5ec", "jl-cookie-5ec", "jl-rt-5ec", "jl-pin-5ec"},
-			[]string{"visible-page", "visible-grant", "visible-id"}},
+			[]string{"visible-page", "visible-grant", "visible-id", "Basic [REDACTED]"}},
 	} {
 		t.Run(tt.format, func(t *testing.T) {
 			raw, _, stderr := importWith(t, tt.content, tt.format, "--redact-query", "ssn", "--redact-field", "pin")

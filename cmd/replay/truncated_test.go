@@ -225,9 +225,9 @@ func TestMockTruncatedResponse(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
-		summary := "1 calls refused (502): their recorded response body was cut at recording; record again with a larger --body-limit, or pass --allow-truncated"
+		summary := "1 call refused (502): their recorded response body was cut at recording; record again with a larger --body-limit, or pass --allow-truncated"
 		if allow {
-			summary = "1 calls were served a recorded response body cut at recording (--allow-truncated)"
+			summary = "1 call was served a recorded response body cut at recording (--allow-truncated)"
 			if res.StatusCode != 200 || string(body) != strings.Repeat("r", 16) {
 				t.Errorf("allowed: %d %q; want 200 and the 16 bytes recorded", res.StatusCode, body)
 			}

@@ -18,7 +18,7 @@ func TestVersion(t *testing.T) {
 			t.Errorf("replay %s: exit %d, stdout %q, stderr %q; want one line \"replay VERSION (… %s)\"", args[0], code, stdout, stderr, runtime.Version())
 		}
 	}
-	if code, _, stderr := cliRun(t, "", "version", "x"); code != exitUsage || !strings.Contains(stderr, "accepts 0 arg") {
+	if code, _, stderr := cliRun(t, "", "version", "x"); code != exitUsage || !strings.Contains(stderr, `version: takes no arguments, got "x"`) {
 		t.Errorf("replay version x: exit %d, stderr %q; want a usage error", code, stderr)
 	}
 }

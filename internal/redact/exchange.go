@@ -94,8 +94,10 @@ func (r *Redactor) header(h http.Header) http.Header {
 	for k, vs := range h {
 		secret := r.secretHeader(k)
 		for i, v := range vs {
-			nv := Mask
-			if !secret {
+			var nv string
+			if secret {
+				nv = maskHeader(k, v)
+			} else {
 				nv = urlPasswords(v)
 			}
 			if nv == v {
@@ -106,8 +108,8 @@ func (r *Redactor) header(h http.Header) http.Header {
 			}
 			if secret {
 				masked := make([]string, len(vs))
-				for j := range masked {
-					masked[j] = Mask
+				for j, v := range vs {
+					masked[j] = maskHeader(k, v)
 				}
 				out[k] = masked
 				break
@@ -119,6 +121,35 @@ func (r *Redactor) header(h http.Header) http.Header {
 		return h
 	}
 	return out
+}
+
+// maskHeader is the secret value v of header k masked. Credentials keep
+// their scheme ("Bearer [REDACTED]", "Basic [REDACTED]"), so that what
+// replays them knows which kind of credential to supply.
+func maskHeader(k, v string) string {
+	if !strings.EqualFold(k, "Authorization") && !strings.EqualFold(k, "Proxy-Authorization") {
+		return Mask
+	}
+	scheme, rest, ok := strings.Cut(strings.TrimSpace(v), " ")
+	if !ok || strings.TrimSpace(rest) == "" || !isToken(scheme) {
+		return Mask
+	}
+	return scheme + " " + Mask
+}
+
+// isToken reports whether s is an HTTP token (RFC 9110), as an auth scheme
+// is.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := range len(s) {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // url redacts the password of u and the values of its secret query

@@ -51,7 +51,7 @@ func TestRedactExchange(t *testing.T) {
 	want := &snapshots.Exchange{
 		URL: "http://u:%5BREDACTED%5D@api.test/v1/x?token=%5BREDACTED%5D&page=2&api_key=%5BREDACTED%5D&custom=%5BREDACTED%5D#frag",
 		RequestHeader: http.Header{
-			"Authorization": {Mask}, "X-Api-Key": {Mask}, "X-Custom": {Mask}, "Accept": {"*/*"},
+			"Authorization": {"Bearer " + Mask}, "X-Api-Key": {Mask}, "X-Custom": {Mask}, "Accept": {"*/*"},
 			"Content-Type": {"application/json"}, "Referer": {"https://u:%5BREDACTED%5D@example.com/x"},
 		},
 		RequestBody:    []byte(`{"user":"ann","password":"[REDACTED]","pin":1234,"nested":{"api_key":"[REDACTED]","author":"bob"},"list":[{"token":"[REDACTED]"}],"db":"postgres://u:[REDACTED]@h/x"}`),
@@ -168,4 +168,26 @@ func FuzzRedactBody(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRedactKeepsAuthScheme: a credential keeps its scheme, so that what
+// replays it knows what to supply; other secret headers are masked whole.
+func TestRedactKeepsAuthScheme(t *testing.T) {
+	r := New(Config{})
+	for _, tc := range []struct{ name, v, want string }{
+		{"Authorization", "Bearer abc", "Bearer " + Mask},
+		{"Authorization", "Basic Zm9vOmJhcg==", "Basic " + Mask},
+		{"Proxy-Authorization", "Digest username=\"u\", response=\"x\"", "Digest " + Mask},
+		{"Authorization", "abc", Mask},
+		{"Authorization", "Bearer " + Mask, "Bearer " + Mask},
+		{"Authorization", Mask, Mask},
+		{"Cookie", "session=abc; theme=dark", Mask},
+		{"X-Api-Key", "Key abc", Mask},
+	} {
+		e := &snapshots.Exchange{URL: "http://h/", RequestHeader: http.Header{tc.name: {tc.v}}}
+		r.Redact(e)
+		if got := e.RequestHeader.Get(tc.name); got != tc.want {
+			t.Errorf("%s: %s → %q, want %q", tc.name, tc.v, got, tc.want)
+		}
+	}
 }

@@ -72,6 +72,14 @@ func (s Stats) marshalJSON() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
+// count is "1 thing" or "n things".
+func count(n int64, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}
+
 // WriteTable writes s for a terminal: a blank line, the totals, then a table
 // of the fingerprints (count, total and mean time in milliseconds), most
 // frequent first. When the server rejected statements, the totals say how
@@ -81,7 +89,7 @@ func (s Stats) WriteTable(w io.Writer) error {
 	if s.Errors > 0 {
 		failed = fmt.Sprintf(" (and %d the server rejected)", s.Errors)
 	}
-	if _, err := fmt.Fprintf(w, "\n%d statements%s, %d fingerprints\n", s.Statements, failed, len(s.Fingerprints)); err != nil {
+	if _, err := fmt.Fprintf(w, "\n%s%s, %s\n", count(s.Statements, "statement"), failed, count(int64(len(s.Fingerprints)), "fingerprint")); err != nil {
 		return err
 	}
 	if len(s.Fingerprints) == 0 {

@@ -36,6 +36,11 @@ func TestStatsWriteTable(t *testing.T) {
       1     0.002    0.002  (empty query)
 `},
 		{"none", Stats{}, "\n0 statements, 0 fingerprints\n"},
+		{"one", Stats{Statements: 1, Fingerprints: []FingerprintStats{{Fingerprint: "BEGIN", Count: 1}}}, `
+1 statement, 1 fingerprint
+  COUNT  TOTAL ms  MEAN ms  FINGERPRINT
+      1     0.000    0.000  BEGIN
+`},
 		{"errors", Stats{Statements: 2, Errors: 3, Fingerprints: []FingerprintStats{
 			{Fingerprint: "INSERT INTO orders (id) VALUES (?)", Count: 2, Errors: 1, Total: 3 * time.Millisecond, Mean: 1500 * time.Microsecond},
 			{Fingerprint: "SELEC ?", Errors: 2},

@@ -45,7 +45,9 @@ func (r *runner) compareConfig(ctx context.Context, authority *ca.CA, pg *pgclus
 		return session.CompareConfig{}, fmt.Errorf("demo: %w", err)
 	}
 	dbURL, dbAddr, d := pg.URL("postgres"), pg.Addr(), r.cfg.Duration
-	build := shell.Quote(r.cfg.Replay) + " demo orders"
+	// The builds run this binary by its path; reports name it as a user
+	// types it.
+	build, shown := shell.Quote(r.cfg.Replay)+" demo orders", "replay demo orders"
 	reset := fmt.Sprintf("DATABASE_URL=%s %s demo reset --orders %d", shell.Quote(dbURL), shell.Quote(r.cfg.Replay), Orders)
 	plan := replayer.ComparePlan{Load: replayer.LoadPlan{VUs: session.DefaultVUs, Duration: d}, Explain: session.DefaultExplain, Warmup: session.DefaultWarmup,
 		Calibrate: session.DefaultCalibrate}
@@ -58,8 +60,8 @@ func (r *runner) compareConfig(ctx context.Context, authority *ca.CA, pg *pgclus
 			Postgres: &session.Postgres{Upstream: dbAddr},
 			Warn:     r.cfg.Warn,
 		},
-		Baseline:  session.SideConfig{Name: "baseline", Cmd: build, Env: []string{"APP_SLOW=0"}},
-		Candidate: session.SideConfig{Name: "candidate", Cmd: build, Env: []string{"APP_SLOW=1"}},
+		Baseline:  session.SideConfig{Name: "baseline", Cmd: build, CmdShown: shown, Env: []string{"APP_SLOW=0"}},
+		Candidate: session.SideConfig{Name: "candidate", Cmd: build, CmdShown: shown, Env: []string{"APP_SLOW=1"}},
 		Dir:       filepath.Join(r.cfg.Dir, CompareDir),
 		Plan:      plan,
 		Reset:     reset,

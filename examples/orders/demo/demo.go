@@ -113,7 +113,13 @@ func Run(ctx context.Context, cfg Config) (res *Result, err error) {
 		return nil, err
 	}
 	defer func() {
-		if err != nil && made != "" {
+		switch {
+		case err == nil:
+		case ctx.Err() != nil && cfg.comparing():
+			// Interrupted in the comparison: the error names its run
+			// files, so they stay, with the rest of the directory.
+			err = fmt.Errorf("%w; the snapshot, build logs and run files are in %s", err, cfg.Dir)
+		case made != "":
 			os.RemoveAll(made) // a demo that could not run leaves nothing behind
 		}
 	}()
@@ -190,6 +196,13 @@ func (cfg *Config) prepare() (made string, err error) {
 		return made, fmt.Errorf("demo: %w", err)
 	}
 	return made, nil
+}
+
+// comparing reports whether the comparison has started writing its run
+// files in cfg.Dir.
+func (cfg *Config) comparing() bool {
+	runs, _ := filepath.Glob(filepath.Join(cfg.Dir, CompareDir, "*.run"))
+	return len(runs) > 0
 }
 
 // runner is one run of the demo.
