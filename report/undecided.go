@@ -40,7 +40,7 @@ func (r *ComparisonReport) Undecided() string {
 		return why
 	}
 	if c.Verdict == analyzer.Inconclusive && !c.Options.FailOnInconclusive {
-		return "inconclusive: no endpoint could be judged, " + inconclusiveWhy(c)
+		return "inconclusive: " + inconclusiveWhy(c)
 	}
 	return ""
 }
@@ -70,15 +70,15 @@ func notEvaluatedWhy(goals []analyzer.GoalResult) string {
 	return ""
 }
 
-// inconclusiveWhy says why the endpoints of c could not be judged: the
+// inconclusiveWhy says why no endpoint of c could be judged, with the
 // first one's explanation.
 func inconclusiveWhy(c *analyzer.Comparison) string {
 	for _, e := range c.Endpoints {
 		if e.Verdict == analyzer.Inconclusive {
-			return fmt.Sprintf("%s inconclusive (the first, %s: %s)", plural(len(c.Endpoints), "endpoint"), e.Endpoint, e.Explanation)
+			return fmt.Sprintf("no endpoint could be judged (%d of %d; %s: %s)", len(c.Endpoints), len(c.Endpoints), e.Endpoint, e.Explanation)
 		}
 	}
-	return "no endpoint was replayed on both sides"
+	return "no endpoint could be judged: none was replayed on both sides"
 }
 
 // undecidedShort is the reason of Undecided in a few words, for a Result
