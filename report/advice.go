@@ -119,8 +119,11 @@ func runOutcome(r *RunReport, q quoter) string {
 			missed = append(missed, q(g.Goal))
 		}
 	}
-	if short := undecidedShort(r.Undecided(), r.Faults(), r.Goals); short != "" {
+	if short := undecidedShort(r.Undecided(), blind(r.Faults()), r.Goals); short != "" {
 		return fmt.Sprintf("⚠️ Error: %s; %s", short, success)
+	}
+	if n := len(r.Faults()); n > 0 {
+		success += fmt.Sprintf("; ⚠️ %s (below): the figures are not all the build's", plural(n, "wiring fault"))
 	}
 	switch why := joinWhy(r.Failures.Why(), responsesWhy(r.Responses)); {
 	case why != "" && len(missed) > 0:

@@ -25,7 +25,7 @@ func RunText(w io.Writer, r *RunReport) error {
 	if w := joinWhy(r.Failures.Why(), responsesWhy(r.Responses)); w != "" {
 		why = " · " + w
 	}
-	if short := undecidedShort(r.Undecided(), r.Faults(), r.Goals); short != "" {
+	if short := undecidedShort(r.Undecided(), blind(r.Faults()), r.Goals); short != "" {
 		result, why = "ERROR", " · "+short // the figures decide nothing
 	}
 	e.printf("Result: %s · success rate %s (%s of %s failed)%s\n", result, analyzer.FormatPercent(o.SuccessRate), count(o.Failed), count(o.Requests), why)

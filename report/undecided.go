@@ -8,12 +8,14 @@ import (
 )
 
 // Undecided says in one sentence why the run's figures cannot decide it;
-// "" when they can. Wiring faults always do (the figures do not measure
-// what they claim); goals that were not evaluated do when nothing failed (a
+// "" when they can. A SQL counter or mock that saw nothing of the build
+// always does (analyzer.Fault.SawNothing: the figures do not measure what
+// they claim); goals that were not evaluated do when nothing failed (a
 // missed goal, too many failed requests or differing answers fail the run
-// on their own). The CLI exits 1 with it (could not tell), before Passed.
+// on their own; so do the failed calls of a mock's misses, a fault shown
+// beside them). The CLI exits 1 with it (could not tell), before Passed.
 func (r *RunReport) Undecided() string {
-	if why := faultsWhy(r.Faults()); why != "" {
+	if why := faultsWhy(blind(r.Faults())); why != "" {
 		return why
 	}
 	if analyzer.AnyMissed(r.Goals) || r.Failures != nil && r.Failures.Failed || r.Responses != nil && !r.Responses.Passed() {
@@ -43,6 +45,17 @@ func (r *ComparisonReport) Undecided() string {
 		return "inconclusive: " + inconclusiveWhy(c)
 	}
 	return ""
+}
+
+// blind keeps the faults of a counter or mock that saw nothing.
+func blind(faults []analyzer.Fault) []analyzer.Fault {
+	var out []analyzer.Fault
+	for _, f := range faults {
+		if f.SawNothing() {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // faultsWhy is the reason wiring faults give; "" for none.
