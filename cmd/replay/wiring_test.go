@@ -78,3 +78,27 @@ func TestRunMiswiredSQLIsAnError(t *testing.T) {
 		t.Errorf("JUnit: want the goal not evaluated and the wiring fault in error:\n%s", xml)
 	}
 }
+
+// TestRunSQLGoalWithoutCounter: with no SQL counter at all an sql goal is
+// not evaluated: the run could not tell (exit 1, the reason on stderr),
+// unless another goal was missed (99, the goal not evaluated beside it).
+func TestRunSQLGoalWithoutCounter(t *testing.T) {
+	snap := runSnapshot(t, "GET /orders", "GET /orders")
+	rt := newRunTarget(t, 0)
+	dir := t.TempDir()
+	code, stdout, stderr := replayRun(t, "--snapshot", snap, "--target", rt.URL, "--out", filepath.Join(dir, "a.run"),
+		"--goal", "GET /orders: sql<=5", "--goal", "success>99%")
+	if code != exitError || !strings.Contains(stderr, `run: goal "GET /orders: sql<=5" not evaluated: SQL statements were not counted (no SQL counter in place)`) {
+		t.Errorf("exit %d, stderr %q; want 1 and the goal not evaluated", code, stderr)
+	}
+	if !strings.Contains(stdout, "Result: ERROR · success rate 100% (0 of 2 failed) · 1 goal not evaluated (below)") ||
+		!hasRow(stdout, "GET", "/orders:", "sql<=5", "<=", "5", "-", "NOT", "EVALUATED", "SQL", "statements", "were", "not", "counted", "(no", "SQL", "counter", "in", "place)") {
+		t.Errorf("text report:\n%s", stdout)
+	}
+	code, stdout, stderr = replayRun(t, "--snapshot", snap, "--target", rt.URL, "--out", filepath.Join(dir, "b.run"),
+		"--goal", "GET /orders: sql<=5", "--goal", "p95<1us", "--format", "json")
+	v := decodeRunJSON(t, stdout)
+	if code != exitRegression || v.Passed || v.Goals[0].Passed || v.Goals[1].Passed {
+		t.Errorf("exit %d, json %+v, stderr %q; want 99 for the missed goal, neither goal passed", code, v, stderr)
+	}
+}
