@@ -257,11 +257,28 @@ type GoalResult struct {
 	// Reason says why a goal could not be measured (endpoint absent, no
 	// requests, SQL not counted); empty otherwise.
 	Reason string
+	// NotEvaluated reports that the goal was not evaluated, its figure not
+	// measured (an sql goal on SQL that was not counted): neither passed
+	// nor missed, it leaves the run undecided (Undecided).
+	NotEvaluated bool
+}
+
+// Status is the goal's outcome in a word: "PASS", "FAIL" or "NOT
+// EVALUATED".
+func (r GoalResult) Status() string {
+	switch {
+	case r.NotEvaluated:
+		return "NOT EVALUATED"
+	case r.Passed:
+		return "PASS"
+	}
+	return "FAIL"
 }
 
 // Check evaluates goals against a summary. A goal on an endpoint the run
-// does not have, a latency goal with no requests, or an sql goal without
-// counted statements fails, with Reason saying why.
+// does not have or a latency goal with no requests fails, with Reason
+// saying why; an sql goal without counted statements is not evaluated
+// (NotEvaluated), never passed.
 func Check(s *Summary, goals []Goal) []GoalResult {
 	out := make([]GoalResult, 0, len(goals))
 	for _, g := range goals {
@@ -270,7 +287,8 @@ func Check(s *Summary, goals []Goal) []GoalResult {
 	return out
 }
 
-// AllPassed reports whether every goal passed (true for none).
+// AllPassed reports whether every goal passed (true for none); a goal not
+// evaluated did not pass.
 func AllPassed(results []GoalResult) bool {
 	for _, r := range results {
 		if !r.Passed {
@@ -278,6 +296,27 @@ func AllPassed(results []GoalResult) bool {
 		}
 	}
 	return true
+}
+
+// AnyMissed reports whether a goal was evaluated and missed.
+func AnyMissed(results []GoalResult) bool {
+	for _, r := range results {
+		if !r.Passed && !r.NotEvaluated {
+			return true
+		}
+	}
+	return false
+}
+
+// Undecided returns the goals that were not evaluated, as given.
+func Undecided(results []GoalResult) []string {
+	var out []string
+	for _, r := range results {
+		if r.NotEvaluated {
+			out = append(out, r.Goal)
+		}
+	}
+	return out
 }
 
 func checkGoal(s *Summary, g Goal) GoalResult {
@@ -325,7 +364,12 @@ func checkGoal(s *Summary, g Goal) GoalResult {
 		}
 	case "sql":
 		if !e.SQL.Counted() {
-			r.Reason = "SQL statements were not counted (no SQL counter in place)"
+			r.Reason, r.NotEvaluated = "SQL statements were not counted", true
+			if SQLUnwired(s.Info) {
+				r.Reason += " (the build did not reach its database through the SQL counter: a wiring fault)"
+			} else {
+				r.Reason += " (no SQL counter in place)"
+			}
 			return r
 		}
 		actual = e.SQL.PerRequest

@@ -12,7 +12,18 @@ import (
 // (SQLPerRequest, SQLMethod, SQLMargin) with EstimateSQL: exact where
 // every statement was attributed, else estimated, so that an endpoint whose
 // requests overlapped unattributed statements never shows an exact zero.
+// A snapshot that holds no statement at all had no SQL captured (or none
+// to capture): its inbound endpoints are SQLMethodNotCounted, no exact zero
+// either.
 func InventorySQL(ctx context.Context, s *snapshots.Snapshot, inv *snapshots.Inventory) error {
+	if inv.Statements == 0 && inv.Capture.Statements == 0 {
+		for i := range inv.Endpoints {
+			if x := &inv.Endpoints[i]; x.Direction == snapshots.Inbound {
+				x.SQLMethod, x.SQLPerRequest, x.SQLMargin = SQLMethodNotCounted, 0, 0
+			}
+		}
+		return nil
+	}
 	spans, h, err := s.SQLSpans(ctx)
 	if err != nil {
 		return fmt.Errorf("estimate SQL: %w", err)

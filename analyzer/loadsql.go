@@ -3,6 +3,8 @@ package analyzer
 import (
 	"fmt"
 	"math"
+
+	"github.com/replaykit/replay/snapshots"
 )
 
 // SQLSourceCounter: every statement the SQL counter saw during the load
@@ -34,11 +36,18 @@ type SQLCheck struct {
 }
 
 // CheckLoad computes the summary's figures from the load's SQL counter
-// totals (s.Info.LoadSQL): LoadCounter and SQLCheck. Summarize calls it;
+// totals (s.Info.LoadSQL): LoadCounter and SQLCheck. A run whose counter
+// saw no connection (SQLUnwired) counted nothing: its SQL figures, zeros
+// that would read as "no statements", are dropped, so that SQL is shown
+// as not counted and goals on it are not evaluated. Summarize calls it;
 // call it again after replacing s.Info (a run summarized while its file was
-// written learns the totals when it is closed).
+// written learns the totals and its wiring when it is closed).
 func CheckLoad(s *Summary) {
 	s.LoadCounter, s.SQLCheck = SQLStats{}, nil
+	if SQLUnwired(s.Info) {
+		s.dropSQL()
+		return
+	}
 	l := s.Info.LoadSQL
 	if l == nil || s.Overall == nil || s.Overall.Requests == 0 {
 		return
@@ -80,6 +89,23 @@ func CheckLoad(s *Summary) {
 	ck := &SQLCheck{ExplainPerRequest: sum / weight, LoadPerRequest: c.PerRequest, LoadStatements: l.Statements, LoadRequests: s.Overall.Requests}
 	ck.Agree = sqlAgree(ck.ExplainPerRequest, ck.LoadPerRequest)
 	s.SQLCheck = ck
+}
+
+// SQLUnwired reports whether the run had a SQL counter that saw no
+// connection (FaultSQLUnused): the build did not reach its database
+// through it, so its SQL was not counted, whatever the results say.
+func SQLUnwired(info snapshots.RunInfo) bool {
+	w := info.Wiring
+	return w != nil && w.SQLAddr != "" && w.SQLConnections == 0
+}
+
+// dropSQL forgets every SQL figure of s: none was counted.
+func (s *Summary) dropSQL() {
+	for _, e := range append([]*EndpointSummary{s.Overall}, s.Endpoints...) {
+		if e != nil {
+			e.SQL, e.EstimatedSQL, e.LoadSQL, e.ExplainSQL, e.loadAll = SQLStats{}, SQLStats{}, SQLStats{}, SQLStats{}, SQLStats{}
+		}
+	}
 }
 
 // sqlAgree reports whether explain and load statements per request agree:

@@ -71,6 +71,10 @@ type CompareOptions struct {
 	// (*snapshots.Snapshot): what differs between them and the baseline's
 	// is noise too. Nil learns from the baseline alone.
 	Recorded RecordedSource
+	// FailOnInconclusive makes an inconclusive endpoint fail the
+	// comparison as a regression does (replay compare --fail-on
+	// inconclusive); false: only regressions and missed goals fail it.
+	FailOnInconclusive bool
 }
 
 // WithDefaults returns o with its zero fields filled with the defaults, or

@@ -22,6 +22,10 @@ const (
 	// SQLMethodUnknown: statements ran that could not be attributed and
 	// could not be shared out; the figure is a lower bound.
 	SQLMethodUnknown = "unknown"
+	// SQLMethodNotCounted: no statement was captured at all (a snapshot
+	// recorded without --postgres or --mysql): there is no figure, not a
+	// zero.
+	SQLMethodNotCounted = "not counted"
 )
 
 // SQLEstimate is the statements per request of one group of requests.

@@ -43,6 +43,12 @@ type Fault struct {
 
 func (f Fault) String() string { return f.Text }
 
+// SawNothing reports whether the fault is a SQL counter or a mock that saw
+// nothing of a build that should have used it (FaultSQLUnused,
+// FaultMockUnused): none of the build's SQL or upstream calls is in its
+// figures.
+func (f Fault) SawNothing() bool { return f.Kind == FaultSQLUnused || f.Kind == FaultMockUnused }
+
 // RunFaults returns the wiring faults of one run on its own: a SQL counter
 // that saw no connection, a mock never called although the recording made
 // upstream calls, too many mock misses. None for run files that did not

@@ -1,8 +1,10 @@
 package analyzer
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -72,5 +74,52 @@ func TestRunFaults(t *testing.T) {
 	}
 	if !strings.HasPrefix(got[0].Text, "the SQL counter (127.0.0.1:7000) saw no connection") || !strings.HasPrefix(got[1].Text, "the run's mock (127.0.0.1:4000) saw no call") {
 		t.Errorf("texts: %q", got)
+	}
+}
+
+// TestUnwiredSQLIsNotCounted: requests replayed with a SQL counter in place
+// that saw no connection carry zero statements each; those zeros are not
+// a count (the build bypassed the counter), so the summary shows SQL as not
+// counted and an sql goal is not evaluated, never passed (issue 23: an N+1
+// passed sql<=5 so).
+func TestUnwiredSQLIsNotCounted(t *testing.T) {
+	var rs []*snapshots.Result
+	for i := range 4 {
+		at := t0.Add(time.Duration(i) * 10 * time.Millisecond)
+		for _, phase := range []string{snapshots.PhaseExplain, snapshots.PhaseLoad} {
+			rs = append(rs, &snapshots.Result{Phase: phase, Endpoint: "GET /orders", Intended: at, Sent: at, Done: at.Add(time.Millisecond),
+				Status: 200, RecordedStatus: 200, SQLCounted: true})
+		}
+	}
+	goals, err := ParseGoals([]string{"GET /orders: sql<=5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name        string
+		connections int64
+		counted     bool
+	}{
+		{"the counter saw the build", 1, true},
+		{"the counter saw no connection", 0, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			info := snapshots.RunInfo{Name: "run", Wiring: &snapshots.Wiring{SQLAddr: "127.0.0.1:7000", SQLConnections: tt.connections}}
+			s, err := Summarize(context.Background(), info, fromSlice(rs), SummarizeOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := s.Endpoint("GET /orders")
+			if e.SQL.Counted() != tt.counted || s.Overall.SQL.Counted() != tt.counted || e.ExplainSQL.Counted() != tt.counted {
+				t.Errorf("SQL counted %v (overall %v, explain %v), want %v", e.SQL.Counted(), s.Overall.SQL.Counted(), e.ExplainSQL.Counted(), tt.counted)
+			}
+			g := Check(s, goals)[0]
+			if g.Passed == !tt.counted || g.NotEvaluated == tt.counted || g.Status() != map[bool]string{true: "PASS", false: "NOT EVALUATED"}[tt.counted] {
+				t.Errorf("goal %+v (%s); want passed %v", g, g.Status(), tt.counted)
+			}
+			if !tt.counted && (AllPassed([]GoalResult{g}) || AnyMissed([]GoalResult{g}) || !strings.Contains(g.Reason, "wiring fault")) {
+				t.Errorf("goal %+v: want neither passed nor missed, the reason naming the wiring fault", g)
+			}
+		})
 	}
 }

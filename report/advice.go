@@ -115,9 +115,12 @@ func runOutcome(r *RunReport, q quoter) string {
 	success := fmt.Sprintf("success rate %s (%s of %s requests failed)", analyzer.FormatPercent(o.SuccessRate), count(o.Failed), count(o.Requests))
 	var missed []string
 	for _, g := range r.Goals {
-		if !g.Passed {
+		if !g.Passed && !g.NotEvaluated {
 			missed = append(missed, q(g.Goal))
 		}
+	}
+	if short := undecidedShort(r.Undecided(), blind(r.Faults()), r.Goals); short != "" {
+		return fmt.Sprintf("⚠️ Error: %s; %s", short, success)
 	}
 	if n := len(r.Faults()); n > 0 {
 		success += fmt.Sprintf("; ⚠️ %s (below): the figures are not all the build's", plural(n, "wiring fault"))
@@ -143,7 +146,7 @@ func runNext(r *RunReport, q quoter) []string {
 	}
 	for _, g := range r.Goals {
 		switch {
-		case g.Passed:
+		case g.Passed, g.NotEvaluated && len(r.Faults()) > 0: // the fault's fix is the goal's
 		case g.Reason != "":
 			next = append(next, fmt.Sprintf("Fix goal %s: %s.", q(g.Goal), g.Reason))
 		default:
@@ -166,7 +169,7 @@ func runNext(r *RunReport, q quoter) []string {
 	if m := s.Info.MockMisses; m > 0 && !analyzer.MissesPassedThrough(s.Info) {
 		next = append(next, fmt.Sprintf("%d upstream calls had no recorded answer: record a fresh snapshot that covers them, or stop mocking that upstream.", m))
 	}
-	if !s.Overall.SQL.Counted() {
+	if !s.Overall.SQL.Counted() && !analyzer.SQLUnwired(s.Info) { // unwired: the fault says what to fix
 		next = append(next, "SQL was not counted: put sqlcount in front of the database (--postgres or --mysql LISTEN=HOST:PORT) to see statements per request.")
 	}
 	if len(next) == 0 {
@@ -249,38 +252,58 @@ func sensitivity(c *analyzer.Comparison) string {
 // comparisonOutcome is the verdict in one line.
 func comparisonOutcome(r *ComparisonReport, q quoter) string {
 	c := r.Comparison
-	var missed []string
-	for _, g := range r.Goals {
-		if !g.Passed {
-			missed = append(missed, q(g.Goal))
-		}
-	}
-	goals := ""
-	if len(missed) > 0 {
-		goals = fmt.Sprintf("; goals missed: %s", strings.Join(missed, ", "))
-	}
+	goals := goalsWhy(r.Goals, q)
 	if len(c.Faults) > 0 {
 		return fmt.Sprintf("⚠️ Inconclusive: the builds did not use their own SQL counter or mock (%s, below); no verdict until they do", plural(len(c.Faults), "wiring fault")) + goals
 	}
-	inconclusive := ""
-	if n := c.Counts[analyzer.Inconclusive]; n > 0 {
-		inconclusive = fmt.Sprintf(" (%d inconclusive)", n)
+	inconclusive, n := "", c.Counts[analyzer.Inconclusive]
+	if n > 0 {
+		inconclusive = fmt.Sprintf(" (%d inconclusive: not a gate failure without --fail-on inconclusive)", n)
 	}
-	switch c.Verdict {
-	case analyzer.Regression:
+	sql := ""
+	if !c.Baseline.Overall.SQL.Counted() && !c.Candidate.Overall.SQL.Counted() {
+		sql = "; SQL not counted, so latency alone was compared (an N+1 shows only as time)"
+	}
+	switch {
+	case c.Verdict == analyzer.Regression:
 		return "❌ Regression in " + list(endpointsWith(c, analyzer.Regression)) + goals
-	case analyzer.Improvement:
+	case n > 0 && c.Options.FailOnInconclusive:
+		return "❌ Inconclusive, which fails the gate (--fail-on inconclusive): " + list(endpointsWith(c, analyzer.Inconclusive)) + goals
+	case c.Verdict == analyzer.Improvement:
 		if goals != "" {
 			return "❌ No regression, but" + strings.TrimPrefix(goals, ";") + "; faster: " + list(endpointsWith(c, analyzer.Improvement))
 		}
-		return "✅ No regression; faster: " + list(endpointsWith(c, analyzer.Improvement)) + inconclusive
-	case analyzer.Unchanged:
+		return "✅ No regression; faster: " + list(endpointsWith(c, analyzer.Improvement)) + inconclusive + sql
+	case c.Verdict == analyzer.Unchanged:
 		if goals != "" {
 			return "❌ No regression, but" + strings.TrimPrefix(goals, ";")
 		}
-		return "✅ No regression" + inconclusive
+		return "✅ No regression" + inconclusive + sql
 	}
-	return "⚠️ Inconclusive: no endpoint could be judged" + goals
+	return "⚠️ Inconclusive: no endpoint could be judged" + goals + sql
+}
+
+// goalsWhy names the goals missed and those not evaluated:
+// "; goals missed: `p95<5ms`; goals not evaluated: `sql<=5`"; "" when all
+// passed.
+func goalsWhy(goals []analyzer.GoalResult, q quoter) string {
+	var missed, unjudged []string
+	for _, g := range goals {
+		switch {
+		case g.NotEvaluated:
+			unjudged = append(unjudged, q(g.Goal))
+		case !g.Passed:
+			missed = append(missed, q(g.Goal))
+		}
+	}
+	out := ""
+	if len(missed) > 0 {
+		out = "; goals missed: " + strings.Join(missed, ", ")
+	}
+	if len(unjudged) > 0 {
+		out += "; goals not evaluated: " + strings.Join(unjudged, ", ")
+	}
+	return out
 }
 
 // comparisonNext says what to do after a comparison.

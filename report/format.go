@@ -80,13 +80,6 @@ func actual(g analyzer.GoalResult) string {
 	return analyzer.FormatCount(g.Actual)
 }
 
-func passFail(ok bool) string {
-	if ok {
-		return "PASS"
-	}
-	return "FAIL"
-}
-
 // round rounds v to digits decimals for JSON (and maps NaN and ±Inf, which
 // JSON cannot carry, to 0).
 func round(v float64, digits int) float64 {

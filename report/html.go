@@ -115,7 +115,7 @@ func htmlGoals(goals []analyzer.GoalResult) []htmlGoal {
 	for _, g := range goals {
 		h := htmlGoal{Goal: g.Goal, Expected: g.Expected, Actual: actual(g), Result: "PASS", Class: "pass"}
 		if !g.Passed {
-			h.Result, h.Class = "FAIL", "fail"
+			h.Result, h.Class = g.Status(), "fail"
 			if g.Reason != "" {
 				h.Result += ": " + g.Reason
 			}

@@ -40,6 +40,10 @@ type RunDocument struct {
 	// Wiring lists the run's wiring faults (analyzer.RunFaults); absent
 	// when there are none.
 	Wiring []FaultDocument `json:"wiring,omitempty"`
+	// Undecided says why the run could not be decided
+	// (RunReport.Undecided: wiring faults, goals not evaluated; replay
+	// exits 1 with it); absent when it could.
+	Undecided string `json:"undecided,omitempty"`
 	// MaxFailed is the largest share of failed requests that passes, a
 	// fraction; absent when not checked.
 	MaxFailed *float64 `json:"max_failed,omitempty"`
@@ -118,6 +122,9 @@ type GoalDocument struct {
 	Actual   float64 `json:"actual"`
 	Unit     string  `json:"unit"`
 	Reason   string  `json:"reason,omitempty"`
+	// NotEvaluated says the goal was not evaluated (Reason says why): it
+	// neither passed nor was missed; absent when it was evaluated.
+	NotEvaluated bool `json:"not_evaluated,omitempty"`
 }
 
 // EndpointDocument is one endpoint of a run report.
@@ -193,6 +200,7 @@ func NewRunDocument(r *RunReport) RunDocument {
 		Endpoints:       []EndpointDocument{},
 		Artifacts:       artifactDocs(r.Artifacts),
 		Wiring:          faultDocs(r.Faults()),
+		Undecided:       r.Undecided(),
 	}
 	for _, e := range s.Endpoints {
 		ed := endpointDoc(e)
@@ -254,7 +262,7 @@ func goalDocs(goals []analyzer.GoalResult) []GoalDocument {
 	out := []GoalDocument{}
 	for _, g := range goals {
 		out = append(out, GoalDocument{Goal: g.Goal, Endpoint: g.Endpoint, Metric: g.Metric, Passed: g.Passed,
-			Expected: g.Expected, Actual: round(g.Actual, 3), Unit: g.Unit, Reason: g.Reason})
+			Expected: g.Expected, Actual: round(g.Actual, 3), Unit: g.Unit, Reason: g.Reason, NotEvaluated: g.NotEvaluated})
 	}
 	return out
 }

@@ -44,6 +44,10 @@ type ComparisonDocument struct {
 	// Wiring lists the comparison's wiring faults (analyzer.Comparison.Faults);
 	// absent when there are none. With any, the verdict is inconclusive.
 	Wiring []FaultDocument `json:"wiring,omitempty"`
+	// Undecided says why the comparison could not decide the gate
+	// (ComparisonReport.Undecided: wiring faults, goals not evaluated, no
+	// endpoint judged; replay exits 1 with it); absent when it could.
+	Undecided string `json:"undecided,omitempty"`
 }
 
 // MockMissesDocument counts the mock's misses on each side.
@@ -66,6 +70,9 @@ type ComparisonSettingsDocument struct {
 	MinRelativeSequential float64 `json:"min_relative_sequential"`
 	MinSQLIncrease        float64 `json:"min_sql_increase"`
 	MinFailureIncrease    float64 `json:"min_failure_increase_pp"`
+	// FailOnInconclusive: any inconclusive endpoint fails the gate
+	// (--fail-on inconclusive); absent when only regressions do.
+	FailOnInconclusive bool `json:"fail_on_inconclusive,omitempty"`
 	// Responses are the rules of the comparison of answers (--ignore,
 	// --unordered, --accept-diff…); absent when none was given.
 	Responses *respdiff.Rules `json:"responses,omitempty"`
@@ -150,11 +157,13 @@ func NewComparisonDocument(r *ComparisonReport) ComparisonDocument {
 			Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed, MinSamples: o.MinSamples, MinSamplesP99: o.MinSamplesP99,
 			MinChangeMs: durMs(o.MinChange), MinChangeP99Ms: durMs(o.MinChangeP99), MinRelative: o.MinRelative, MinRelativeP99: o.MinRelativeP99,
 			MinRelativeSequential: o.MinRelativeSequential, MinSQLIncrease: o.MinSQLIncrease, MinFailureIncrease: o.MinFailureIncrease,
+			FailOnInconclusive: o.FailOnInconclusive,
 		},
 		Baseline:  runInfoDoc(c.Baseline),
 		Candidate: runInfoDoc(c.Candidate),
 		Artifacts: artifactDocs(r.Artifacts),
 		Wiring:    faultDocs(c.Faults),
+		Undecided: r.Undecided(),
 		Load:      loadText(c.Baseline.Info.Settings),
 		RunUntil:  runUntil(c.Baseline.Info.Settings),
 	}

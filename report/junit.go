@@ -115,7 +115,11 @@ func goalSuite(class string, goals []analyzer.GoalResult, start time.Time) junit
 	for _, g := range goals {
 		c := junitCase{Name: g.Goal, Classname: class, Time: junitTime(0),
 			SystemOut: fmt.Sprintf("expected %s, actual %s", g.Expected, actual(g))}
-		if !g.Passed {
+		if g.NotEvaluated {
+			// Neither passed nor missed: the goal could not be judged.
+			msg := fmt.Sprintf("goal %s not evaluated: %s", g.Goal, g.Reason)
+			c.Error = &junitMessage{Message: msg, Type: "not-evaluated", Text: msg}
+		} else if !g.Passed {
 			msg := fmt.Sprintf("goal %s missed: expected %s, actual %s", g.Goal, g.Expected, actual(g))
 			if g.Reason != "" {
 				msg = fmt.Sprintf("goal %s failed: %s", g.Goal, g.Reason)
@@ -185,7 +189,7 @@ func RunJUnit(w io.Writer, r *RunReport) error {
 		c := junitCase{Name: x.Endpoint, Classname: eps.Name, Time: junitTime(loadShare(s, x)), SystemOut: endpointOut(x)}
 		var missed []string
 		for _, g := range r.Goals {
-			if g.Endpoint == x.Endpoint && !g.Passed {
+			if g.Endpoint == x.Endpoint && !g.Passed && !g.NotEvaluated {
 				missed = append(missed, fmt.Sprintf("%s (actual %s)", g.Goal, actual(g)))
 			}
 		}

@@ -347,7 +347,9 @@ func writeGoalsMarkdown(e *errWriter, first string, goals []analyzer.GoalResult)
 	e.println("|---|---|---:|---|")
 	for _, g := range goals {
 		res := "✅ pass"
-		if !g.Passed {
+		if g.NotEvaluated {
+			res = "⚠️ not evaluated: " + g.Reason
+		} else if !g.Passed {
 			res = "❌ fail"
 			if g.Reason != "" {
 				res += ": " + g.Reason

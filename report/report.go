@@ -134,12 +134,12 @@ type RunReport struct {
 }
 
 // Passed reports whether every goal passed (true when there are none), no
-// more requests failed than Failures allows and no answer differed from
-// the recording (Responses): the CLI exits 99 otherwise. Wiring faults
-// (Faults) are shown, not failed: a run judges its goals, failures and
-// answers alone.
+// more requests failed than Failures allows, no answer differed from the
+// recording (Responses) and nothing left the run undecided (Undecided:
+// wiring faults, goals not evaluated). The CLI exits 1 when Undecided
+// says why, else 99 when it did not pass.
 func (r *RunReport) Passed() bool {
-	return analyzer.AllPassed(r.Goals) && (r.Failures == nil || !r.Failures.Failed) && (r.Responses == nil || r.Responses.Passed())
+	return r.Undecided() == "" && analyzer.AllPassed(r.Goals) && (r.Failures == nil || !r.Failures.Failed) && (r.Responses == nil || r.Responses.Passed())
 }
 
 // Faults are the run's wiring faults (analyzer.RunFaults): a build that did
@@ -156,12 +156,18 @@ type ComparisonReport struct {
 	Artifacts []Artifact
 }
 
-// Passed reports whether there was no regression, every goal passed and
-// the runs have no wiring faults: the CLI exits 99 on a regression or a
-// missed goal, 1 on a wiring fault (the comparison then measured nothing
-// it can vouch for).
+// Passed reports whether there was no regression, every goal passed,
+// no endpoint was inconclusive when Options.FailOnInconclusive asks so,
+// and nothing left the comparison undecided (Undecided: wiring faults,
+// goals not evaluated, no endpoint judged). The CLI exits 1 when
+// Undecided says why (the comparison measured nothing it can vouch for),
+// else 99 when it did not pass.
 func (r *ComparisonReport) Passed() bool {
-	return r.Comparison.Verdict != analyzer.Regression && analyzer.AllPassed(r.Goals) && len(r.Comparison.Faults) == 0
+	c := r.Comparison
+	if c.Options.FailOnInconclusive && c.Counts[analyzer.Inconclusive] > 0 {
+		return false
+	}
+	return r.Undecided() == "" && c.Verdict != analyzer.Regression && analyzer.AllPassed(r.Goals)
 }
 
 // WriteRun renders a run report in format f.

@@ -25,6 +25,9 @@ func RunText(w io.Writer, r *RunReport) error {
 	if w := joinWhy(r.Failures.Why(), responsesWhy(r.Responses)); w != "" {
 		why = " · " + w
 	}
+	if short := undecidedShort(r.Undecided(), blind(r.Faults()), r.Goals); short != "" {
+		result, why = "ERROR", " · "+short // the figures decide nothing
+	}
 	e.printf("Result: %s · success rate %s (%s of %s failed)%s\n", result, analyzer.FormatPercent(o.SuccessRate), count(o.Failed), count(o.Requests), why)
 	writeFaultsText(e, r.Faults(), "run again")
 	writeGoalsText(e, "Goals", r.Goals)
@@ -70,6 +73,8 @@ func runNotes(s *analyzer.Summary) []string {
 	switch check := analyzer.SQLCheckNote("", s); {
 	case check != "":
 		notes = append(notes, check+".")
+	case analyzer.SQLUnwired(s.Info):
+		notes = append(notes, "SQL statements were not counted: the build did not reach its database through the SQL counter (a wiring fault).")
 	case o.SQL.Source == "":
 		notes = append(notes, "SQL statements were not counted.")
 	case o.SQL.Source == analyzer.SQLSourceExplain:
@@ -183,7 +188,7 @@ func writeGoalsText(e *errWriter, title string, goals []analyzer.GoalResult) {
 	e.println(title)
 	t := newTable([]string{"GOAL", "EXPECTED", "ACTUAL", "RESULT"}, 2)
 	for _, g := range goals {
-		res := passFail(g.Passed)
+		res := g.Status()
 		if g.Reason != "" {
 			res += "  " + g.Reason
 		}

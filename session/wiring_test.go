@@ -158,7 +158,7 @@ func TestCompareCrossedCounter(t *testing.T) {
 
 // TestRunWiringFaults: a build that never connects to its SQL counter, and
 // never calls its mock although the recorded request made an upstream
-// call, is reported for both (shown: a run's exit code judges its goals).
+// call, is reported for both, and the run is undecided: never passed.
 func TestRunWiringFaults(t *testing.T) {
 	in := inbound("/items")
 	out := []*snapshots.Exchange{{ID: 2, ParentID: 1, Direction: snapshots.Outbound, Method: "GET", URL: "http://api.test/x", Service: "api.test:80", Status: 200}}
@@ -180,5 +180,8 @@ func TestRunWiringFaults(t *testing.T) {
 	}
 	if n := res.Notices(); len(n) != 2 {
 		t.Errorf("notices %q; want the two faults", n)
+	}
+	if why := res.Report.Undecided(); res.Report.Passed() || !strings.Contains(why, "the figures do not measure what they claim") {
+		t.Errorf("passed %v, undecided %q; want a run that is not passed, for its faults", res.Report.Passed(), why)
 	}
 }

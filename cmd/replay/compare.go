@@ -38,6 +38,9 @@ type compareOptions struct {
 	shard      shard.Options
 	minChange  string
 	confidence float64
+	// failOn are the --fail-on values: what fails the gate besides a
+	// regression and a missed goal ("inconclusive").
+	failOn []string
 
 	// progress draws a live progress line on stderr (a terminal).
 	progress bool
@@ -73,7 +76,7 @@ func newCmdCompare(s streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := wiringError("compare", rep.Comparison.Faults); err != nil {
+			if err := undecided("compare", rep.Undecided()); err != nil {
 				return err
 			}
 			return verdict(rep.Passed())
@@ -97,6 +100,7 @@ func newCmdCompare(s streams) *cobra.Command {
 	f.StringVar(&opts.output.Dir, "out", "", "`DIR` for the run files, build logs and reports (default ./replay-compare-TIMESTAMP; offline: no files)")
 	f.StringVar(&opts.minChange, "min-change", analyzer.DefaultMinChange, "smallest p95 change `'P%,D'` that counts: both the percentage and the duration")
 	f.Float64Var(&opts.confidence, "confidence", 0.99, "confidence level `C` of the intervals (0.95 is 95%)")
+	f.StringSliceVar(&opts.failOn, "fail-on", []string{"regression"}, "what fails the gate (exit 99): `regression` (always: and missed goals), inconclusive (any endpoint that could not be judged)")
 	opts.output.AddFlags(f, "")
 	opts.shard.AddFlags(f)
 	return cmd

@@ -101,6 +101,10 @@ func checkDesignShape(t *testing.T, doc []byte) {
 // snapshot and a reset command.
 type ordersEnv struct {
 	bin, snap, reset, dbURL, dbAddr, dir, sides string
+	// dbSocketURL reaches the database by its Unix socket, a path no
+	// address rewrite points at the SQL counter: a build given it
+	// bypasses the counter. Empty when the server is not the test's own.
+	dbSocketURL string
 }
 
 // resetSQL restores 60 orders with 1 to 4 items each, ids from 1.
@@ -115,6 +119,9 @@ func newOrdersEnv(t *testing.T) *ordersEnv {
 	t.Helper()
 	db := pgtest.New(t)
 	env := &ordersEnv{dbURL: db.URL("postgres"), dbAddr: db.Addr(), dir: t.TempDir(), bin: buildReplay(t)}
+	if db.Dir != "" {
+		env.dbSocketURL = fmt.Sprintf("postgres:///postgres?host=%s&port=%d&user=%s&sslmode=disable", db.Dir, db.Port, db.User)
+	}
 	psql := "psql"
 	if bindir, err := pgtest.BinDir(); err == nil && isFile(filepath.Join(bindir, "psql")) {
 		psql = filepath.Join(bindir, "psql")
@@ -197,7 +204,7 @@ func (env *ordersEnv) compare(t *testing.T, name string, extra ...string) (code 
 	start := time.Now()
 	code = run(env.args(out, append([]string{"--format", "json"}, extra...)...), streams{in: strings.NewReader(""), out: &stdout, err: &errb})
 	t.Logf("%s: exit %d in %s", name, code, time.Since(start).Round(time.Millisecond))
-	if code == exitOK || code == exitRegression {
+	if code == exitOK || code == exitRegression || bytes.HasPrefix(stdout.Bytes(), []byte("{")) { // 1: could not tell, reported
 		schematest.Check(t, "comparison", stdout.Bytes())
 		if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
 			t.Fatalf("stdout is not the comparison JSON: %v\n%s\nstderr: %s", err, stdout.String(), errb.String())
@@ -229,6 +236,18 @@ func (env *ordersEnv) compareAA(t *testing.T, name string, extra ...string) (cod
 	}
 	t.Logf("%s: a latency or failure regression on A/A (a false positive of the load on this machine): once more", name)
 	return env.compare(t, name+"-again", extra...)
+}
+
+// couldNotTell reports whether a comparison exited 1 because no endpoint
+// could be judged: an A/A on a machine too busy for its load to tell any
+// change from noise. Not a regression, and not a pass either.
+func couldNotTell(t *testing.T, code int, stderr string) bool {
+	t.Helper()
+	if code == exitError && strings.Contains(stderr, "compare: inconclusive: no endpoint could be judged") {
+		t.Logf("no endpoint could be judged on this machine: exit 1, as it must be")
+		return true
+	}
+	return false
 }
 
 // verdicts maps each endpoint to its verdict.
@@ -343,7 +362,7 @@ func TestCompareEndToEnd(t *testing.T) {
 				args = append(args, "--sequential") // the other order of measurement
 			}
 			code, doc, _, stderr, _ := env.compareAA(t, fmt.Sprintf("aa-%d", i), args...)
-			if code != exitOK || doc.Verdict == "regression" {
+			if code != exitOK && !couldNotTell(t, code, stderr) || doc.Verdict == "regression" {
 				t.Errorf("A/A %d: exit %d, verdict %q, want no regression; stderr %s", i, code, doc.Verdict, stderr)
 			}
 			for _, e := range doc.Endpoints {
@@ -376,7 +395,7 @@ func TestCompareEndToEnd(t *testing.T) {
 		code, _, raw, stderr, out := env.compare(t, "secrets", "--baseline-cmd", cmd, "--candidate-cmd", cmd,
 			"--reset", ": psql postgres://u:s3cret@127.0.0.1/db -c 'SELECT 1'; "+env.reset, "--env", "PGPASSWORD=s3cret",
 			"--candidate-env", "API_TOKEN=s3cret", "--format", "text,markdown,junit,html")
-		if code != exitOK && code != exitRegression {
+		if code != exitOK && code != exitRegression && !couldNotTell(t, code, stderr) {
 			t.Fatalf("exit %d; stderr: %s", code, stderr)
 		}
 		if strings.Contains(raw+stderr, "s3cret") {

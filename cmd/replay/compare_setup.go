@@ -63,9 +63,23 @@ func (opts *compareOptions) setupOffline() (*compareSetup, error) {
 	return su, err
 }
 
-// analysis reads --min-change, --confidence and the rules of answers.
+// analysis reads --min-change, --confidence, --fail-on and the rules of
+// answers.
 func (opts *compareOptions) analysis() (analyzer.CompareOptions, error) {
-	return parseSensitivity("compare", opts.minChange, opts.confidence, opts.rules)
+	o, err := parseSensitivity("compare", opts.minChange, opts.confidence, opts.rules)
+	if err != nil {
+		return o, err
+	}
+	for _, v := range opts.failOn {
+		switch strings.TrimSpace(v) {
+		case "regression":
+		case "inconclusive":
+			o.FailOnInconclusive = true
+		default:
+			return o, usagef("compare: --fail-on %q: want regression or inconclusive", v)
+		}
+	}
+	return o, nil
 }
 
 // parseSensitivity reads --min-change and --confidence of cmd ("" and 0

@@ -88,6 +88,40 @@ func TestInspectJSON(t *testing.T) {
 	}
 }
 
+// TestInspectSQLNotCounted: a snapshot recorded without a SQL counter
+// holds no statement; inspect says its SQL was not counted, in text and in
+// JSON (sql_method "not counted", no sql_per_request), never an exact zero
+// (issue 23).
+func TestInspectSQLNotCounted(t *testing.T) {
+	snap := runSnapshot(t, "GET /orders", "GET /orders", "GET /catalog")
+	code, stdout, stderr := cliRun(t, "", "inspect", snap)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "SQL not counted") || !hasRow(stdout, "inbound", "app.local:8080", "GET", "/orders", "2", "2", "0", "0", "0", "0", "1", "1", "not", "counted") {
+		t.Errorf("text: want SQL not counted, per endpoint too:\n%s", stdout)
+	}
+	code, stdout, stderr = cliRun(t, "", "inspect", snap, "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	schematest.Check(t, "inspect", []byte(stdout))
+	var got struct {
+		Endpoints []map[string]any `json:"endpoints"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Endpoints) != 2 {
+		t.Fatalf("%d endpoints, want 2:\n%s", len(got.Endpoints), stdout)
+	}
+	for _, e := range got.Endpoints {
+		if _, ok := e["sql_per_request"]; ok || e["sql_method"] != "not counted" {
+			t.Errorf("endpoint %v: want sql_method \"not counted\" and no sql_per_request", e)
+		}
+	}
+}
+
 func TestInspectErrors(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {

@@ -78,6 +78,9 @@ func reportRun(ctx context.Context, opts *reportOptions, s streams) error {
 		if err := out.WriteRun(s.out, rep); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
+		if err := undecided("report", rep.Undecided()); err != nil {
+			return err
+		}
 		return verdict(rep.Passed())
 	}
 	if opts.maxFailed != "" {
@@ -90,7 +93,7 @@ func reportRun(ctx context.Context, opts *reportOptions, s streams) error {
 	if err := out.WriteComparison(s.out, rep); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if err := wiringError("report", rep.Comparison.Faults); err != nil {
+	if err := undecided("report", rep.Undecided()); err != nil {
 		return err
 	}
 	return verdict(rep.Passed())

@@ -155,7 +155,7 @@ func recordHandler(t *testing.T, h http.Handler, requests ...string) string {
 func compareJSONOf(t *testing.T, args ...string) (code int, doc responsesJSON, stderr string) {
 	t.Helper()
 	code, stdout, stderr := cliRun(t, "", append(args, "--format", "json")...)
-	if code == exitOK || code == exitRegression {
+	if code == exitOK || code == exitRegression || strings.HasPrefix(stdout, "{") { // 1: could not tell, reported
 		schematest.Check(t, "comparison", []byte(stdout))
 		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 			t.Fatalf("stdout is not JSON: %v\n%s\nstderr: %s", err, stdout, stderr)
@@ -182,7 +182,9 @@ func TestResponsesAAWithNoise(t *testing.T) {
 	}
 	if code != exitOK {
 		var why []string
-		latencyOnly := code == exitRegression
+		// A machine too busy to judge any endpoint in 1 s could not tell
+		// (exit 1): latency too, logged.
+		latencyOnly := code == exitRegression || code == exitError && strings.Contains(stderr, "no endpoint could be judged")
 		for _, e := range doc.Endpoints {
 			why = append(why, e.Endpoint+": "+e.Verdict+" ("+e.Cause+"): "+e.Explanation)
 			if e.Verdict == "regression" && e.Cause != "latency" && e.Cause != "app" {

@@ -114,7 +114,13 @@ func runRun(ctx context.Context, opts *runOptions) error {
 	if res.Interrupted {
 		return errors.New("run interrupted; the run file holds the requests completed so far")
 	}
-	return verdict(res.Report.Passed() || su.barrier != nil) // a shard: the merged run has the verdict
+	if su.barrier != nil {
+		return nil // a shard: the merged run has the verdict
+	}
+	if err := undecided("run", res.Report.Undecided()); err != nil {
+		return err
+	}
+	return verdict(res.Report.Passed())
 }
 
 // sessionConfig loads the snapshot and returns the session of the run.

@@ -166,7 +166,9 @@ func TestCompareShardsLocal(t *testing.T) {
 	out := filepath.Join(dir, "cmp")
 	code, msg := runBin(t, bin, "compare", "--snapshot", snap, "--baseline-url", tg.URL, "--candidate-url", tg.URL,
 		"--vus", "2", "--duration", "1s", "--warmup", "0", "--slices", "2", "--shards", "2", "--local", "--out", out)
-	if code != 0 && code != 99 {
+	// 1 s per side may leave every endpoint inconclusive: could not tell
+	// (exit 1), the files written all the same.
+	if code != 0 && code != 99 && !(code == 1 && strings.Contains(msg, "no endpoint could be judged")) {
 		t.Fatalf("compare --shards 2 --local: exit %d\n%s", code, msg)
 	}
 	for _, side := range []string{"baseline.run", "candidate.run"} {

@@ -1,22 +1,16 @@
 package main
 
-import (
-	"fmt"
+import "errors"
 
-	"github.com/replaykit/replay/analyzer"
-)
-
-// wiringError is the exit-1 error of a command whose runs have wiring
-// faults (analyzer.RunFaults, analyzer.CompareFaults): the figures are not
-// the builds' own, which is not a regression (99) but a comparison that
-// could not be made. The reports, written already, say what to fix; nil
-// without faults.
-func wiringError(cmd string, faults []analyzer.Fault) error {
-	switch len(faults) {
-	case 0:
+// undecided is the exit-1 error of a command whose report cannot decide
+// (report.RunReport.Undecided, report.ComparisonReport.Undecided): wiring
+// faults (the figures are not the builds' own), goals that could not be
+// evaluated, a comparison in which no endpoint could be judged. That is not
+// a regression (99) but a verdict that could not be reached; the reports,
+// written already, say what to fix. nil when why is empty.
+func undecided(cmd, why string) error {
+	if why == "" {
 		return nil
-	case 1:
-		return fmt.Errorf("%s: wiring fault: %s", cmd, faults[0].Text)
 	}
-	return fmt.Errorf("%s: %d wiring faults, first: %s (the report lists them all)", cmd, len(faults), faults[0].Text)
+	return errors.New(cmd + ": " + why)
 }
