@@ -98,6 +98,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	if cfg.Ready != nil {
 		cfg.Ready(s.target)
 	}
+	s.sliceCPU(false, cfg.Plan.Slice)
 	defer cfg.closeShard()
 	if err := s.open(max(cfg.Plan.VUs, maxStage(cfg.Plan)), cfg.settings()); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
