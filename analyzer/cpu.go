@@ -42,7 +42,7 @@ type CPUSlice struct {
 }
 
 // CPUNotMeasured is why a run without the build's CPU time has none.
-const CPUNotMeasured = "replay reads the CPU time of builds it starts (a command, on Linux); this one it did not start, or could not read"
+const CPUNotMeasured = "replay reads the CPU time only of a build it starts (a command, on Linux)"
 
 // cpuUsage is a run's CPU figures: info's CPU time per slice, with the
 // requests of each (perSlice, by slice number; loads in all).

@@ -44,6 +44,9 @@ type ComparisonDocument struct {
 	// Wiring lists the comparison's wiring faults (analyzer.Comparison.Faults);
 	// absent when there are none. With any, the verdict is inconclusive.
 	Wiring []FaultDocument `json:"wiring,omitempty"`
+	// CPU compares the builds' CPU time per request, whole run (see
+	// CPUComparisonDocument); each endpoint repeats it, scope "build".
+	CPU *CPUComparisonDocument `json:"cpu"`
 }
 
 // MockMissesDocument counts the mock's misses on each side.
@@ -94,6 +97,10 @@ type EndpointComparisonDocument struct {
 	// none.
 	Responses *ResponsesDocument `json:"responses,omitempty"`
 	*UpstreamComparisonFields
+	// CPU is the comparison's CPU time per request (ComparisonDocument.CPU),
+	// the build's over every endpoint (scope "build"): a process tree's
+	// CPU time is not told apart per endpoint.
+	CPU *CPUComparisonDocument `json:"cpu"`
 }
 
 // StatsDocument is one side's figures for an endpoint, over all its
@@ -157,6 +164,7 @@ func NewComparisonDocument(r *ComparisonReport) ComparisonDocument {
 		Wiring:    faultDocs(c.Faults),
 		Load:      loadText(c.Baseline.Info.Settings),
 		RunUntil:  runUntil(c.Baseline.Info.Settings),
+		CPU:       cpuComparisonDoc(c),
 	}
 	if rules := o.Responses; !rules.IsZero() {
 		d.Settings.Responses = &rules
@@ -174,6 +182,7 @@ func NewComparisonDocument(r *ComparisonReport) ComparisonDocument {
 			P95: changeDoc(e.P95), P99: changeDoc(e.P99), SQLVerdict: e.SQLVerdict, SQLExact: e.SQLExact, FailureVerdict: e.FailureVerdict,
 			SQL:                 []SQLChangeDocument{},
 			MinDetectableChange: detectableDoc(e.P95), UpstreamComparisonFields: upstreamComparisonDoc(e),
+			CPU: d.CPU,
 		}
 		for _, f := range e.SQL {
 			ed.SQL = append(ed.SQL, SQLChangeDocument{

@@ -90,6 +90,9 @@ func runNotes(s *analyzer.Summary) []string {
 	} else if m > 0 {
 		notes = append(notes, fmt.Sprintf("Mock: %d upstream calls had no recorded answer.", m))
 	}
+	if n := cpuRunNote(s); n != "" {
+		notes = append(notes, n)
+	}
 	return append(notes, analyzer.TruncatedNotes(s.Info, "")...)
 }
 
@@ -107,6 +110,9 @@ func ComparisonText(w io.Writer, r *ComparisonReport) error {
 	e.println("")
 	for _, x := range c.Endpoints {
 		e.printf("  %s: %s\n", x.Endpoint, x.Explanation)
+	}
+	if cpuShown(c) {
+		e.printf("  CPU per request (%s): %s\n", cpuScope, cpuSentence(c))
 	}
 	writeResponsesText(e, comparedResponses(c), buildLabels)
 	writeUpstreamText(e, c)
