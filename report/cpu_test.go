@@ -160,3 +160,26 @@ func TestCPUNotMeasuredNeverZero(t *testing.T) {
 		t.Errorf("text of builds given as URLs mentions CPU:\n%s", b.String())
 	}
 }
+
+// TestCPUSchemaRefusesZero: the schemas refuse a CPU figure beside
+// measured false, and a measured one without its figures.
+func TestCPUSchemaRefusesZero(t *testing.T) {
+	var b bytes.Buffer
+	if err := RunJSON(&b, cpuRunFixture(t)); err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for name, cpu := range map[string]map[string]any{
+		"zero when not measured": {"measured": false, "scope": "build", "reason": "a URL", "us_per_request": 0},
+		"measured, no figure":    {"measured": true, "scope": "build"},
+	} {
+		doc["cpu"] = cpu
+		raw, _ := json.Marshal(doc)
+		if err := schematest.Validate("run", raw); err == nil {
+			t.Errorf("%s: the run schema accepts %v", name, cpu)
+		}
+	}
+}
