@@ -15,8 +15,15 @@ import (
 // descendants by parent, and the members of pid's process group, which
 // keeps a child that outlived its parent and was re-parented) its own time
 // plus that of the children it has reaped (cutime, cstime), so a child that
-// ran and ended counts too. It reads /proc, in clock ticks (10 ms on most
-// systems), and fails when pid is not running.
+// ran and ended counts too. It fails when pid is not running.
+//
+// A process's own time is the larger of two readings of /proc, each a
+// little short of the truth: its threads' run time in nanoseconds
+// (task/*/schedstat; a thread that ended is missing, and the running one's
+// current slice until the next scheduler tick) and its user and system time
+// in clock ticks (stat; 10 ms on most systems, truncated). The children it
+// reaped count in clock ticks. Slices of a load a second long hold tens of
+// milliseconds of CPU time: ticks alone would move them by a tenth.
 //
 // A child reaped between the reading of its parent and its own may be
 // counted twice or not at all: a build whose children come and go by the
@@ -51,11 +58,37 @@ func Tree(pid int) (time.Duration, error) {
 			walk(p)
 		}
 	}
-	var ticks uint64
+	tick := time.Second / time.Duration(clockTicks())
+	var total time.Duration
 	for p := range in {
-		ticks += procs[p].own + procs[p].reaped
+		st := procs[p]
+		total += max(threadsTime(p), time.Duration(st.own)*tick) + time.Duration(st.reaped)*tick
 	}
-	return time.Duration(ticks) * time.Second / time.Duration(clockTicks()), nil
+	return total, nil
+}
+
+// threadsTime sums the run time of the live threads of process pid, from
+// their schedstat (nanoseconds); zero when it cannot be read.
+func threadsTime(pid int) time.Duration {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	d, err := os.Open(dir)
+	if err != nil {
+		return 0
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	var sum time.Duration
+	for _, n := range names {
+		b, err := os.ReadFile(dir + "/" + n + "/schedstat")
+		if err != nil {
+			continue // the thread ended
+		}
+		if f := bytes.Fields(b); len(f) > 0 {
+			ns, _ := strconv.ParseInt(string(f[0]), 10, 64)
+			sum += time.Duration(ns)
+		}
+	}
+	return sum
 }
 
 // procStat is what Tree needs of one /proc/PID/stat.

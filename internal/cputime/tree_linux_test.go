@@ -110,3 +110,30 @@ func TestParseStat(t *testing.T) {
 		t.Fatalf("parseStat = %+v, %v; want ppid 17, pgrp 4242, 175 own ticks and 10 reaped", st, ok)
 	}
 }
+
+// TestTreeFinerThanTicks: a process's own time comes in nanoseconds (its
+// threads' schedstat), not in whole clock ticks, so that a slice of load
+// holding a few ticks of CPU time is measured, not rounded.
+func TestTreeFinerThanTicks(t *testing.T) {
+	done := filepath.Join(t.TempDir(), "done")
+	pid := startTree(t, `i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done; : > `+done+`; exec sleep 30`)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(done); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the loop did not end within 30s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // until sleep has replaced the shell
+	got, err := Tree(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tick := time.Second / time.Duration(clockTicks())
+	if got <= 0 || got%tick == 0 {
+		t.Fatalf("Tree = %s: a whole number of %s ticks; want nanoseconds", got, tick)
+	}
+}
