@@ -66,6 +66,17 @@ func cpuUsage(info snapshots.RunInfo, perSlice map[int]int64, loads int64) CPUUs
 	return u
 }
 
+// UpdateCPU computes CPU again from Info.BuildCPU, which a run file gets
+// only as it closes: a summary made while the results came in (replay run)
+// has none before.
+func (s *Summary) UpdateCPU() {
+	var loads int64
+	if s.Overall != nil {
+		loads = s.Overall.Requests
+	}
+	s.CPU = cpuUsage(s.Info, s.sliceRequests, loads)
+}
+
 func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 // CPUChange compares the builds' CPU time per request (whole run, per

@@ -122,6 +122,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		return nil, fmt.Errorf("run: summarize: %w", sumErr)
 	}
 	sum.Info = s.info
+	sum.UpdateCPU()
 	// The counter's unattributed statements are complete only now.
 	sum.ShareUnattributedSQL(s.info.UnattributedSQL)
 	analyzer.CheckLoad(sum)
