@@ -208,21 +208,22 @@ func bootstrapCPU(bs, ks []CPUSlice, resamples int, conf float64, rng *rand.Rand
 // cpuSentence explains the CPU change in one sentence.
 func cpuSentence(c *Comparison, ch CPUChange) string {
 	fig := fmt.Sprintf("%s → %s", FormatMicros(ch.Baseline), FormatMicros(ch.Candidate))
+	ci := ""
 	if ch.CIHigh > 0 {
-		fig += fmt.Sprintf(", CI %s–%s", FormatRatio(ch.CILow), FormatRatio(ch.CIHigh))
+		ci = fmt.Sprintf("CI %s–%s", FormatRatio(ch.CILow), FormatRatio(ch.CIHigh))
 	}
 	switch ch.Verdict {
 	case Regression:
-		return fmt.Sprintf("the candidate spends %s more CPU per request (%s)%s", formatChange(ch.Ratio), fig, latencyTold(c))
+		return fmt.Sprintf("the candidate spends %s more CPU per request (%s, %s)%s", formatChange(ch.Ratio), fig, ci, latencyTold(c))
 	case Improvement:
-		return fmt.Sprintf("the candidate spends %s less CPU per request (%s)", formatPercentDrop(ch.Ratio), fig)
+		return fmt.Sprintf("the candidate spends %s less CPU per request (%s, %s)", formatPercentDrop(ch.Ratio), fig, ci)
 	case Unchanged:
-		return fmt.Sprintf("CPU per request unchanged (%s): within %s%%", fig, FormatCount(100*c.Options.MinRelative))
+		return fmt.Sprintf("no change beyond %s%%: %s per request (%s)", FormatCount(100*c.Options.MinRelative), fig, ci)
 	}
 	if ch.Pairs == 0 {
-		return fmt.Sprintf("CPU per request %s: not judged, the runs were not interleaved in at least %d slice pairs", fig, c.Options.MinBlocks)
+		return fmt.Sprintf("%s per request, not judged: the runs were not interleaved in at least %d slice pairs", fig, c.Options.MinBlocks)
 	}
-	s := fmt.Sprintf("CPU per request %s (%s): ", direction(ch.Candidate-ch.Baseline), fig)
+	s := fmt.Sprintf("%s %s per request (%s): ", direction(ch.Candidate-ch.Baseline), fig, ci)
 	if up, down := ch.Ratio >= 1+c.Options.MinRelative, ch.Ratio <= 1/(1+c.Options.MinRelative); up || down {
 		s += "the noise is as large as the change"
 	} else {

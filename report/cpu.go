@@ -88,12 +88,14 @@ func cpuShown(c *analyzer.Comparison) bool {
 }
 
 // cpuSentence is the CPU comparison in one line: its verdict and
-// explanation, or why it was not measured.
+// explanation, or why it was not measured, e.g. "CPU per request,
+// regression (each build's process tree, all endpoints): the candidate
+// spends 20% more CPU per request (…)".
 func cpuSentence(c *analyzer.Comparison) string {
 	if !c.CPU.Measured {
-		return "CPU per request " + c.CPU.Reason
+		return "CPU per request (" + cpuScope + "): " + c.CPU.Reason
 	}
-	return string(c.CPU.Verdict) + ": " + c.CPU.Explanation
+	return fmt.Sprintf("CPU per request, %s (%s): %s", c.CPU.Verdict, cpuScope, c.CPU.Explanation)
 }
 
 // cpuLabel names the CPU change in an outcome's list of endpoints, e.g.
@@ -145,7 +147,7 @@ func cpuNext(c *analyzer.Comparison) string {
 // regression, skipped when inconclusive or not measured.
 func cpuCase(c *analyzer.Comparison, class string) junitCase {
 	msg := cpuSentence(c)
-	tc := junitCase{Name: "CPU per request (whole build)", Classname: class, Time: junitTime(0), SystemOut: msg + "\n" + cpuScope}
+	tc := junitCase{Name: "CPU per request (whole build)", Classname: class, Time: junitTime(0), SystemOut: msg}
 	switch {
 	case c.CPU.Verdict == analyzer.Regression:
 		tc.Failure = &junitMessage{Message: msg, Type: "regression", Text: msg}

@@ -62,7 +62,7 @@ const comparisonHTML = `<!DOCTYPE html>
 <tr><td colspan="7"><small>{{code .Explanation}}</small></td></tr>
 {{end}}</table>
 <small>Bars: p95 of the baseline (orange) and the candidate (blue). {{.Method}}</small>{{if .CPU}}
-<p><strong>CPU per request</strong> <small>({{.CPUScope}})</small>: {{code .CPU}}</p>{{end}}
+<p>{{code .CPU}}</p>{{end}}
 {{template "charts" .}}
 {{if .SQL}}<h2>SQL statements per request that changed</h2>
 <table><tr><th>Endpoint</th><th>Statement</th><th class="n">Baseline</th><th class="n">Candidate</th></tr>
@@ -109,9 +109,8 @@ type htmlPage struct {
 	Responses []map[string]any
 	Upstream  []map[string]string
 	Charts    htmlCharts
-	// CPU is the comparison's CPU line (cpuSentence), CPUScope what it
-	// covers; empty when not shown.
-	CPU, CPUScope string
+	// CPU is the comparison's CPU line (cpuSentence); empty when not shown.
+	CPU string
 }
 
 func htmlGoals(goals []analyzer.GoalResult) []htmlGoal {
@@ -217,7 +216,7 @@ func ComparisonHTML(w io.Writer, r *ComparisonReport) error {
 	p.Upstream = htmlUpstream(c)
 	p.Charts = comparisonCharts(c)
 	if cpuShown(c) {
-		p.CPU, p.CPUScope = cpuSentence(c), cpuScope
+		p.CPU = cpuSentence(c)
 	}
 	return renderHTML(w, comparisonHTML, p)
 }

@@ -180,7 +180,7 @@ func comparisonMarkdown(w io.Writer, r *ComparisonReport, ordered []*analyzer.En
 		}
 	}
 	if cpuShown(c) {
-		e.printf("- **CPU per request** (%s): %s\n", cpuScope, cpuSentence(c))
+		e.println("- " + cpuSentence(c))
 	}
 	writeSQLDetails(e, "SQL statements per request that changed", changedSQL(&cut), func(f analyzer.FingerprintChange) (float64, float64) {
 		return f.BaselinePerRequest, f.CandidatePerRequest

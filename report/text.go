@@ -112,7 +112,7 @@ func ComparisonText(w io.Writer, r *ComparisonReport) error {
 		e.printf("  %s: %s\n", x.Endpoint, x.Explanation)
 	}
 	if cpuShown(c) {
-		e.printf("  CPU per request (%s): %s\n", cpuScope, cpuSentence(c))
+		e.println("  " + cpuSentence(c))
 	}
 	writeResponsesText(e, comparedResponses(c), buildLabels)
 	writeUpstreamText(e, c)
