@@ -77,6 +77,10 @@ type Comparison struct {
 	// process tree serves every endpoint); not Measured unless replay
 	// started both builds.
 	CPU CPUChange
+	// Longer, when most endpoints are inconclusive, estimates how long a
+	// run would likely make them conclusive at this noise level (a note
+	// says it too); nil otherwise.
+	Longer *LongerRun
 	// Endpoints are the endpoints of either run, regressions first, then
 	// improvements, inconclusive and unchanged ones; busiest first within
 	// each group.
@@ -333,6 +337,9 @@ func Compare(base, cand *Summary, opts CompareOptions) (*Comparison, error) {
 		c.Verdict = Inconclusive
 	}
 	c.addRunNotes()
+	if c.Longer = longerRun(c); c.Longer != nil {
+		c.Notes = append(c.Notes, longerSentence(c.Longer))
+	}
 	return c, nil
 }
 

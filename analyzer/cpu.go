@@ -68,13 +68,20 @@ func cpuUsage(info snapshots.RunInfo, perSlice map[int]int64, loads int64) CPUUs
 
 // UpdateCPU computes CPU again from Info.BuildCPU, which a run file gets
 // only as it closes: a summary made while the results came in (replay run)
-// has none before.
+// has none before. A run of one load call (not sliced, or one slice) has
+// every figure; for more slices the summary no longer knows each one's
+// requests, so only the whole run's figures are right (Summarize the run
+// file for the rest).
 func (s *Summary) UpdateCPU() {
 	var loads int64
 	if s.Overall != nil {
 		loads = s.Overall.Requests
 	}
-	s.CPU = cpuUsage(s.Info, s.sliceRequests, loads)
+	perSlice := map[int]int64{}
+	if len(s.Slices) == 1 {
+		perSlice[s.Slices[0]] = loads
+	}
+	s.CPU = cpuUsage(s.Info, perSlice, loads)
 }
 
 func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

@@ -56,8 +56,6 @@ type Summary struct {
 	// CPU is the build's CPU time per request over the load, when replay
 	// started the build (see CPUUsage).
 	CPU CPUUsage
-	// sliceRequests counts the load results per slice, for UpdateCPU.
-	sliceRequests map[int]int64
 }
 
 // Endpoint returns the summary of the named endpoint, or nil when the run
