@@ -63,8 +63,16 @@ func cpuUsage(info snapshots.RunInfo, perSlice map[int]int64, loads int64) CPUUs
 		u.Slices = append(u.Slices, CPUSlice{Slice: s.Slice, CPU: s.CPU, Requests: n})
 	}
 	u.PerRequest = micros(u.Total) / float64(loads)
+	if u.PerRequest < minCPUPerRequest {
+		return CPUUsage{Reason: fmt.Sprintf("the build's process tree spent %s per request, less than any server does: its command hands the work to a process it did not start (docker run, a service manager), whose CPU time replay cannot see",
+			FormatMicros(u.PerRequest))}
+	}
 	return u
 }
+
+// minCPUPerRequest (µs) is less CPU time than any server spends on a
+// request: a process tree below it is not the one serving.
+const minCPUPerRequest = 2.0
 
 // UpdateCPU computes CPU again from Info.BuildCPU, which a run file gets
 // only as it closes: a summary made while the results came in (replay run)

@@ -183,3 +183,13 @@ func mustGoals(t *testing.T, ss ...string) []Goal {
 	}
 	return g
 }
+
+// TestCPUOfAClientIsNotMeasured: a command that hands the work to another
+// process (docker run) spends next to no CPU per request itself: not a
+// figure to compare, but "not measured", saying why.
+func TestCPUOfAClientIsNotMeasured(t *testing.T) {
+	s := cpuRun(t, runSpec{name: "run", n: 2000, seed: 1}, cpuEndpoints, 0.5, 0, 0, 1)
+	if s.CPU.Measured || !strings.Contains(s.CPU.Reason, "docker run") {
+		t.Fatalf("CPU = %+v; want not measured, naming the likely cause", s.CPU)
+	}
+}

@@ -42,7 +42,7 @@ func (b *buildCPU) measure() func() {
 		after, err2 := cputime.Tree(b.pid)
 		b.mu.Lock()
 		defer b.mu.Unlock()
-		if err = cmpErr(err, err2); err != nil {
+		if err = firstErr(err, err2); err != nil {
 			if b.err == nil {
 				b.err = fmt.Errorf("slice %d: %w", slice, err)
 			}
@@ -52,7 +52,7 @@ func (b *buildCPU) measure() func() {
 	}
 }
 
-func cmpErr(a, b error) error {
+func firstErr(a, b error) error {
 	if a != nil {
 		return a
 	}
