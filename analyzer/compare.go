@@ -73,13 +73,10 @@ type Comparison struct {
 	// judged unchanged; else (nothing conclusive, or no endpoints)
 	// Inconclusive. The CPU per request alone never makes it Unchanged.
 	Verdict Verdict
-	// CPU compares the builds' CPU time per request, whole run (the
-	// process tree serves every endpoint); not Measured unless replay
-	// started both builds.
+	// CPU compares the builds' CPU time per request (see CPUChange).
 	CPU CPUChange
-	// Longer, when most endpoints are inconclusive, estimates how long a
-	// run would likely make them conclusive at this noise level (a note
-	// says it too); nil otherwise.
+	// Longer estimates how long a run would settle most endpoints (see
+	// LongerRun); nil unless most are inconclusive.
 	Longer *LongerRun
 	// Endpoints are the endpoints of either run, regressions first, then
 	// improvements, inconclusive and unchanged ones; busiest first within
@@ -337,9 +334,7 @@ func Compare(base, cand *Summary, opts CompareOptions) (*Comparison, error) {
 		c.Verdict = Inconclusive
 	}
 	c.addRunNotes()
-	if c.Longer = longerRun(c); c.Longer != nil {
-		c.Notes = append(c.Notes, longerSentence(c.Longer))
-	}
+	c.addLongerRun()
 	return c, nil
 }
 

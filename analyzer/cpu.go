@@ -103,6 +103,8 @@ type CPUChange struct {
 	Reason   string
 	// Baseline and Candidate are CPU microseconds per request over the
 	// slice pairs compared (every slice when the runs were not sliced).
+	// Pairs set aside for the latency (Comparison.SetAside) count: a burst
+	// of load slows requests far more than it moves their CPU time.
 	Baseline, Candidate float64
 	// Ratio is Candidate / Baseline.
 	Ratio float64

@@ -85,6 +85,14 @@ func longerFactor(c *Comparison, e *EndpointComparison) float64 {
 	return max((h/need)*(h/need), 1)
 }
 
+// addLongerRun sets Longer, and a note saying it, when most endpoints are
+// inconclusive.
+func (c *Comparison) addLongerRun() {
+	if c.Longer = longerRun(c); c.Longer != nil {
+		c.Notes = append(c.Notes, longerSentence(c.Longer))
+	}
+}
+
 // longerSentence says how long a run would likely settle the endpoints
 // that could not tell; empty without an estimate.
 func longerSentence(l *LongerRun) string {
