@@ -139,6 +139,10 @@ func cpuNext(c *analyzer.Comparison) string {
 	if c.CPU.Verdict != analyzer.Regression {
 		return ""
 	}
+	if c.Counts[analyzer.Regression] > 0 {
+		return fmt.Sprintf("The candidate also spends %s CPU per request: the regressions above may account for it (each extra statement or call costs the app CPU too); if it remains once they are fixed, profile both builds under this load (e.g. Go's net/http/pprof, or perf).",
+			signedPercent(100*(c.CPU.Ratio-1)))
+	}
 	return fmt.Sprintf("Find what the candidate spends its extra CPU on (%s per request): profile both builds under this load (e.g. Go's net/http/pprof, or perf) and compare where the time goes.",
 		signedPercent(100*(c.CPU.Ratio-1)))
 }
