@@ -47,6 +47,9 @@ type ComparisonDocument struct {
 	// CPU compares the builds' CPU time per request, whole run (see
 	// CPUComparisonDocument); each endpoint repeats it, scope "build".
 	CPU *CPUComparisonDocument `json:"cpu"`
+	// LongerRun, when most endpoints were inconclusive, estimates how long
+	// a run would likely settle them; absent otherwise.
+	LongerRun *LongerRunDocument `json:"longer_run,omitempty"`
 }
 
 // MockMissesDocument counts the mock's misses on each side.
@@ -165,6 +168,7 @@ func NewComparisonDocument(r *ComparisonReport) ComparisonDocument {
 		Load:      loadText(c.Baseline.Info.Settings),
 		RunUntil:  runUntil(c.Baseline.Info.Settings),
 		CPU:       cpuComparisonDoc(c),
+		LongerRun: longerRunDoc(c),
 	}
 	if rules := o.Responses; !rules.IsZero() {
 		d.Settings.Responses = &rules
