@@ -67,11 +67,17 @@ type Comparison struct {
 	// Baseline and Candidate are the two summaries compared.
 	Baseline, Candidate *Summary
 	// Verdict is the overall verdict: Inconclusive when the runs have
-	// wiring Faults; else Regression when any endpoint regressed; else
-	// Improvement when any improved; else Unchanged when at least one
-	// endpoint was judged unchanged; else (nothing conclusive, or no
-	// endpoints) Inconclusive.
+	// wiring Faults; else Regression when any endpoint regressed or the CPU
+	// per request did (CPU); else Improvement when any improved, or the
+	// CPU per request did; else Unchanged when at least one endpoint was
+	// judged unchanged; else (nothing conclusive, or no endpoints)
+	// Inconclusive. The CPU per request alone never makes it Unchanged.
 	Verdict Verdict
+	// CPU compares the builds' CPU time per request (see CPUChange).
+	CPU CPUChange
+	// Longer estimates how long a run would settle most endpoints (see
+	// LongerRun); nil unless most are inconclusive.
+	Longer *LongerRun
 	// Endpoints are the endpoints of either run, regressions first, then
 	// improvements, inconclusive and unchanged ones; busiest first within
 	// each group.
@@ -313,10 +319,11 @@ func Compare(base, cand *Summary, opts CompareOptions) (*Comparison, error) {
 	for _, e := range c.Endpoints {
 		c.Counts[e.Verdict]++
 	}
+	c.CPU = compareCPU(c)
 	switch {
-	case c.Counts[Regression] > 0:
+	case c.Counts[Regression] > 0 || c.CPU.Verdict == Regression:
 		c.Verdict = Regression
-	case c.Counts[Improvement] > 0:
+	case c.Counts[Improvement] > 0 || c.CPU.Verdict == Improvement:
 		c.Verdict = Improvement
 	case c.Counts[Unchanged] > 0:
 		c.Verdict = Unchanged
@@ -327,6 +334,7 @@ func Compare(base, cand *Summary, opts CompareOptions) (*Comparison, error) {
 		c.Verdict = Inconclusive
 	}
 	c.addRunNotes()
+	c.addLongerRun()
 	return c, nil
 }
 

@@ -20,13 +20,15 @@ type Goal struct {
 	// (latency from intended start, ms); "tps" (load-phase requests per
 	// second); "success" (% of requests); "failed" (% of requests when
 	// Unit is "%", else a count); "errors" (like failed); "sql" (statements
-	// per request).
+	// per request); "cpu" (the build's CPU time per request, whole run:
+	// µs, or with Unit "%" the change from the baseline's, see
+	// CheckComparison).
 	Metric string
 	// Op is "<", "<=", ">" or ">=".
 	Op string
 	// Value is the threshold in Unit.
 	Value float64
-	// Unit is "ms", "%", "req/s" or "" (a count).
+	// Unit is "ms", "µs", "%", "req/s" or "" (a count).
 	Unit string
 }
 
@@ -35,6 +37,9 @@ func (g Goal) String() string { return g.Text }
 
 // Expected describes the threshold, e.g. "< 500 ms", "> 99%", "<= 5".
 func (g Goal) Expected() string {
+	if g.relativeCPU() {
+		return g.Op + " " + signedPercent(g.Value)
+	}
 	s := g.Op + " " + formatNumber(g.Value)
 	switch g.Unit {
 	case "":
@@ -67,6 +72,8 @@ func metric(m string) (name, kind string, ok bool) {
 		return m, "count|%", true
 	case "sql":
 		return m, "", true
+	case "cpu":
+		return m, "µs", true
 	}
 	return "", "", false
 }
@@ -76,11 +83,15 @@ func metric(m string) (name, kind string, ok bool) {
 // ("500ms", "1s", "250us"; a bare number is milliseconds); success takes a
 // percentage ("99%"; a bare number up to 1 is a fraction); failed and
 // errors take a percentage ("1%") or a count ("5"); tps takes requests per
-// second ("50", "50/s"); sql takes statements per request ("5").
+// second ("50", "50/s"); sql takes statements per request ("5"); cpu takes
+// the build's CPU time per request ("200us", "0.5ms"; a bare number is
+// microseconds) or, for a comparison, its change from the baseline's
+// ("+5%", "-10%"). A cpu goal names no endpoint: the build's process tree
+// serves them all.
 //
 //	p95<500ms   p99<1s   avg<200ms   tps>50   success>99%   failed<1%
 //	errors<5    sql<=5   GET /orders: p95<20ms   GET /orders: sql<=5
-//	POST /graphql {allBooks}: sql<=3
+//	POST /graphql {allBooks}: sql<=3   cpu<=200us   cpu<=+5%
 //
 // The endpoint is the text before the last ":", runs of white space made
 // one space; it may name an operation, as recording names them.
@@ -121,9 +132,12 @@ func ParseGoal(s string) (Goal, error) {
 	}
 	name, kind, ok := metric(metricName)
 	if !ok {
-		return Goal{}, fmt.Errorf("goal %q: unknown metric %q; want avg, min, p50, p90, p95, p99, max, tps, success, failed, errors or sql", text, metricName)
+		return Goal{}, fmt.Errorf("goal %q: unknown metric %q; want avg, min, p50, p90, p95, p99, max, tps, success, failed, errors, sql or cpu", text, metricName)
 	}
 	g.Metric = name
+	if name == "cpu" && g.Endpoint != "" {
+		return Goal{}, fmt.Errorf("goal %q: cpu is measured per build (its process tree serves every endpoint), not per endpoint; drop %q", text, g.Endpoint+":")
+	}
 	if value == "" {
 		return Goal{}, fmt.Errorf("goal %q: no value after %q", text, g.Op)
 	}
@@ -156,6 +170,8 @@ func goalValue(text, kind, value string) (v float64, unit string, err error) {
 		if err != nil || v > 100 {
 			return 0, "", fmt.Errorf("goal %q: bad percentage %q: want e.g. 99%%", text, value)
 		}
+	case "µs":
+		return cpuGoalValue(text, value)
 	case "count|%":
 		if strings.HasSuffix(value, "%") {
 			unit = "%"
@@ -251,7 +267,8 @@ type GoalResult struct {
 	Expected string
 	// Actual is the measured value in the goal's unit (ms for latency, % for
 	// success and failure rates, req/s for tps, statements per request for
-	// sql, a count for failed/errors without %); zero when it could not be
+	// sql, µs per request for cpu or its change in % from the baseline's, a
+	// count for failed/errors without %); zero when it could not be
 	// measured (see Reason).
 	Actual float64
 	// Reason says why a goal could not be measured (endpoint absent, no
@@ -362,6 +379,11 @@ func checkGoal(s *Summary, g Goal) GoalResult {
 		} else {
 			actual = float64(e.Failed)
 		}
+	case "cpu":
+		if r.Reason = cpuGoalReason(s, g); r.Reason != "" {
+			return r
+		}
+		actual = s.CPU.PerRequest
 	case "sql":
 		if !e.SQL.Counted() {
 			r.Reason, r.NotEvaluated = "SQL statements were not counted", true

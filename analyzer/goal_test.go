@@ -66,7 +66,7 @@ func TestParseGoalErrors(t *testing.T) {
 		{"p95=5ms", `goal "p95=5ms": bad operator "="; want one of <, <=, >, >=`},
 		{"p95!=5ms", `goal "p95!=5ms": bad operator "!="; want one of <, <=, >, >=`},
 		{"<5ms", `goal "<5ms": no metric before "<"`},
-		{"p42<5ms", `goal "p42<5ms": unknown metric "p42"; want avg, min, p50, p90, p95, p99, max, tps, success, failed, errors or sql`},
+		{"p42<5ms", `goal "p42<5ms": unknown metric "p42"; want avg, min, p50, p90, p95, p99, max, tps, success, failed, errors, sql or cpu`},
 		{"success>101%", `goal "success>101%": bad percentage "101%": want e.g. 99%`},
 		{"success>lots", `goal "success>lots": bad percentage "lots": want e.g. 99%`},
 		{"failed<x%", `goal "failed<x%": bad percentage "x%": want e.g. 1%`},

@@ -158,7 +158,7 @@ func endpointName(r *snapshots.Result) string {
 }
 
 func (a *runAcc) summary(info snapshots.RunInfo) *Summary {
-	s := &Summary{Info: info}
+	s := &Summary{Info: info, CPU: cpuUsage(info, a.slices, a.loads)}
 	if a.loads > 0 && a.last.After(a.first) {
 		s.Duration = a.last.Sub(a.first)
 	}

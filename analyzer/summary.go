@@ -55,6 +55,9 @@ type Summary struct {
 	// Responses are the answers the run captured (SummarizeRun reads them
 	// through ResponseSource); nil when it kept none.
 	Responses *RunResponses
+	// CPU is the build's CPU time per request over the load, when replay
+	// started the build (see CPUUsage).
+	CPU CPUUsage
 }
 
 // SpanLoad records the load's window, start to end (RunInfo.LoadStarted,

@@ -199,6 +199,9 @@ func endpointsWith(c *analyzer.Comparison, v analyzer.Verdict) []string {
 			out = append(out, e.Endpoint)
 		}
 	}
+	if c.CPU.Verdict == v && (v == analyzer.Regression || v == analyzer.Improvement) {
+		out = append(out, cpuLabel(c.CPU))
+	}
 	return out
 }
 
@@ -318,6 +321,9 @@ func comparisonNext(r *ComparisonReport, q quoter) []string {
 		if e.Verdict == analyzer.Regression {
 			next = append(next, regressionNext(c, e, q)...)
 		}
+	}
+	if n := cpuNext(c); n != "" {
+		next = append(next, n)
 	}
 	if d := c.MockMisses[1] - c.MockMisses[0]; d > 0 {
 		next = append(next, fmt.Sprintf("The candidate made %d upstream calls the snapshot has no answer for: record a snapshot that covers them (replay record), or stop mocking that upstream.", c.MockMisses[1]))

@@ -69,9 +69,14 @@ func actual(g analyzer.GoalResult) string {
 	if g.Reason != "" {
 		return "-"
 	}
+	if s, ok := cpuGoalActual(g); ok {
+		return s
+	}
 	switch g.Unit {
 	case "ms":
 		return analyzer.FormatMs(g.Actual)
+	case "µs":
+		return analyzer.FormatMicros(g.Actual)
 	case "%":
 		return analyzer.FormatPercent(g.Actual)
 	case "req/s":

@@ -61,7 +61,8 @@ const comparisonHTML = `<!DOCTYPE html>
 <td class="n">{{.Requests}}</td><td class="n">{{.P95}}</td><td class="n">{{.P99}}</td><td class="n">{{.Change}}</td><td class="n">{{.SQL}}</td><td class="{{.Verdict}}">{{.Verdict}}</td></tr>
 <tr><td colspan="7"><small>{{code .Explanation}}</small></td></tr>
 {{end}}</table>
-<small>Bars: p95 of the baseline (orange) and the candidate (blue). {{.Method}}</small>
+<small>Bars: p95 of the baseline (orange) and the candidate (blue). {{.Method}}</small>{{if .CPU}}
+<p>{{code .CPU}}</p>{{end}}
 {{template "charts" .}}
 {{if .SQL}}<h2>SQL statements per request that changed</h2>
 <table><tr><th>Endpoint</th><th>Statement</th><th class="n">Baseline</th><th class="n">Candidate</th></tr>
@@ -108,6 +109,8 @@ type htmlPage struct {
 	Responses []map[string]any
 	Upstream  []map[string]string
 	Charts    htmlCharts
+	// CPU is the comparison's CPU line (cpuSentence); empty when not shown.
+	CPU string
 }
 
 func htmlGoals(goals []analyzer.GoalResult) []htmlGoal {
@@ -212,5 +215,8 @@ func ComparisonHTML(w io.Writer, r *ComparisonReport) error {
 	p.Responses = htmlResponses(comparedResponses(c))
 	p.Upstream = htmlUpstream(c)
 	p.Charts = comparisonCharts(c)
+	if cpuShown(c) {
+		p.CPU = cpuSentence(c)
+	}
 	return renderHTML(w, comparisonHTML, p)
 }

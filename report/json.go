@@ -58,6 +58,10 @@ type RunDocument struct {
 	// recording (--check-responses; each endpoint's is in its responses,
 	// the recording as baseline); absent when not checked.
 	Responses *CheckTotalsDocument `json:"responses,omitempty"`
+	// CPU is the build's CPU time per request over the load (its process
+	// tree, every endpoint); measured false, with a reason, for a build
+	// replay did not start.
+	CPU *CPURunDocument `json:"cpu"`
 }
 
 // LatencyDocument holds latency figures in milliseconds: from the intended
@@ -201,6 +205,7 @@ func NewRunDocument(r *RunReport) RunDocument {
 		Artifacts:       artifactDocs(r.Artifacts),
 		Wiring:          faultDocs(r.Faults()),
 		Undecided:       r.Undecided(),
+		CPU:             cpuRunDoc(s),
 	}
 	for _, e := range s.Endpoints {
 		ed := endpointDoc(e)

@@ -48,6 +48,12 @@ type ComparisonDocument struct {
 	// (ComparisonReport.Undecided: wiring faults, goals not evaluated, no
 	// endpoint judged; replay exits 1 with it); absent when it could.
 	Undecided string `json:"undecided,omitempty"`
+	// CPU compares the builds' CPU time per request, whole run (see
+	// CPUComparisonDocument); each endpoint repeats it, scope "build".
+	CPU *CPUComparisonDocument `json:"cpu"`
+	// LongerRun, when most endpoints were inconclusive, estimates how long
+	// a run would likely settle them; absent otherwise.
+	LongerRun *LongerRunDocument `json:"longer_run,omitempty"`
 }
 
 // MockMissesDocument counts the mock's misses on each side.
@@ -101,6 +107,10 @@ type EndpointComparisonDocument struct {
 	// none.
 	Responses *ResponsesDocument `json:"responses,omitempty"`
 	*UpstreamComparisonFields
+	// CPU is the comparison's CPU time per request (ComparisonDocument.CPU),
+	// the build's over every endpoint (scope "build"): a process tree's
+	// CPU time is not told apart per endpoint.
+	CPU *CPUComparisonDocument `json:"cpu"`
 }
 
 // StatsDocument is one side's figures for an endpoint, over all its
@@ -166,6 +176,8 @@ func NewComparisonDocument(r *ComparisonReport) ComparisonDocument {
 		Undecided: r.Undecided(),
 		Load:      loadText(c.Baseline.Info.Settings),
 		RunUntil:  runUntil(c.Baseline.Info.Settings),
+		CPU:       cpuComparisonDoc(c),
+		LongerRun: longerRunDoc(c),
 	}
 	if rules := o.Responses; !rules.IsZero() {
 		d.Settings.Responses = &rules
@@ -183,6 +195,7 @@ func NewComparisonDocument(r *ComparisonReport) ComparisonDocument {
 			P95: changeDoc(e.P95), P99: changeDoc(e.P99), SQLVerdict: e.SQLVerdict, SQLExact: e.SQLExact, FailureVerdict: e.FailureVerdict,
 			SQL:                 []SQLChangeDocument{},
 			MinDetectableChange: detectableDoc(e.P95), UpstreamComparisonFields: upstreamComparisonDoc(e),
+			CPU: d.CPU,
 		}
 		for _, f := range e.SQL {
 			ed.SQL = append(ed.SQL, SQLChangeDocument{

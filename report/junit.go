@@ -200,6 +200,11 @@ func RunJUnit(w io.Writer, r *RunReport) error {
 		eps.add(c)
 	}
 	ss.add(eps)
+	if n := cpuRunNote(s); n != "" {
+		cs := newSuite("replay.cpu", start)
+		cs.add(junitCase{Name: "CPU per request", Classname: cs.Name, Time: junitTime(0), SystemOut: n})
+		ss.add(cs)
+	}
 	ss.add(wiringSuite(r.Faults(), start))
 	ss.add(responsesSuite(r.Responses, start))
 	if why := r.Failures.Why(); why != "" {
@@ -236,6 +241,9 @@ func ComparisonJUnit(w io.Writer, r *ComparisonReport) error {
 			tc.Skipped = &junitMessage{Message: x.Explanation}
 		}
 		eps.add(tc)
+	}
+	if cpuShown(c) {
+		eps.add(cpuCase(c, eps.Name))
 	}
 	ss.add(eps)
 	ss.add(goalSuite("replay.goals", r.Goals, start))

@@ -39,9 +39,9 @@ type junitDoc struct {
 // inconclusive endpoint as skipped, and times in seconds of the load: the
 // endpoints' cases add up to their suite's time, the load's duration.
 func TestJUnitRules(t *testing.T) {
-	runs := map[string]*RunReport{"run": runFixture(t), "run-failed": crashedFixture(t), "run-check": checkFixture(t)}
+	runs := map[string]*RunReport{"run": runFixture(t), "run-failed": crashedFixture(t), "run-check": checkFixture(t), "run-cpu": cpuRunFixture(t)}
 	comparisons := map[string]*ComparisonReport{"compare": comparisonFixture(t), "unchanged": unchangedFixture(t),
-		"miswired": miswiredFixture(t), "upstream": upstreamFixture(t), "behaviour": behaviourFixture(t)}
+		"miswired": miswiredFixture(t), "upstream": upstreamFixture(t), "behaviour": behaviourFixture(t), "cpu": cpuFixture(t)}
 	check := func(t *testing.T, xmlDoc []byte, load time.Duration, endpoints map[string]analyzer.Verdict, goals []analyzer.GoalResult, start time.Time) {
 		if err := junitcheck.Check(xmlDoc); err != nil {
 			t.Errorf("junit-10 rules:\n%v\n%s", err, xmlDoc)

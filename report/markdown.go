@@ -179,6 +179,9 @@ func comparisonMarkdown(w io.Writer, r *ComparisonReport, ordered []*analyzer.En
 			e.printf("- **%s** (%s): %s\n", x.Endpoint, x.Verdict, x.Explanation)
 		}
 	}
+	if cpuShown(c) {
+		e.println("- " + cpuSentence(c))
+	}
 	writeSQLDetails(e, "SQL statements per request that changed", changedSQL(&cut), func(f analyzer.FingerprintChange) (float64, float64) {
 		return f.BaselinePerRequest, f.CandidatePerRequest
 	})

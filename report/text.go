@@ -95,6 +95,9 @@ func runNotes(s *analyzer.Summary) []string {
 	} else if m > 0 {
 		notes = append(notes, fmt.Sprintf("Mock: %d upstream calls had no recorded answer.", m))
 	}
+	if n := cpuRunNote(s); n != "" {
+		notes = append(notes, n)
+	}
 	return append(notes, analyzer.TruncatedNotes(s.Info, "")...)
 }
 
@@ -112,6 +115,9 @@ func ComparisonText(w io.Writer, r *ComparisonReport) error {
 	e.println("")
 	for _, x := range c.Endpoints {
 		e.printf("  %s: %s\n", x.Endpoint, x.Explanation)
+	}
+	if cpuShown(c) {
+		e.println("  " + cpuSentence(c))
 	}
 	writeResponsesText(e, comparedResponses(c), buildLabels)
 	writeUpstreamText(e, c)

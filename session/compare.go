@@ -101,6 +101,9 @@ func Compare(ctx context.Context, cfg CompareConfig) (res *CompareResult, err er
 		return nil, err
 	}
 	plan := cfg.Plan
+	for _, s := range sides {
+		s.sliceCPU(!plan.Sequential, 0)
+	}
 	if plan.Reset == nil && cfg.Reset != "" {
 		plan.Reset = ResetCommand(cfg.Reset, filepath.Join(cfg.Dir, ResetLog))
 	}

@@ -51,7 +51,7 @@ func CompareFilesWith(ctx context.Context, basePath, candPath string, goals []an
 	if n := failureNote(c); n != "" {
 		c.Notes = append(c.Notes, n)
 	}
-	return &report.ComparisonReport{Comparison: c, Goals: analyzer.Check(c.Candidate, goals),
+	return &report.ComparisonReport{Comparison: c, Goals: analyzer.CheckComparison(c, goals),
 		Artifacts: []report.Artifact{{Name: "baseline run", Path: basePath}, {Name: "candidate run", Path: candPath}}}, nil
 }
 

@@ -98,6 +98,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	if cfg.Ready != nil {
 		cfg.Ready(s.target)
 	}
+	s.sliceCPU(false, cfg.Plan.Slice)
 	defer cfg.closeShard()
 	if err := s.open(max(cfg.Plan.VUs, maxStage(cfg.Plan)), cfg.settings()); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
@@ -122,6 +123,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		return nil, fmt.Errorf("run: summarize: %w", sumErr)
 	}
 	s.describe(sum)
+	sum.UpdateCPU()
 	// The counter's unattributed statements are complete only now.
 	sum.ShareUnattributedSQL(s.info.UnattributedSQL)
 	analyzer.CheckLoad(sum)

@@ -35,6 +35,9 @@ func TestMain(m *testing.M) {
 	case "sql":
 		serveSQL() // wiring_test.go
 		os.Exit(1)
+	case "cpu":
+		serveBusy() // cpu_test.go
+		os.Exit(1)
 	}
 	os.Exit(pgtest.Main(m))
 }

@@ -35,6 +35,7 @@ type Side struct {
 	wiring   replayer.Wiring
 
 	build  *replayer.Process
+	cpu    *buildCPU           // the build's CPU time per load call; nil for a URL
 	exit   *analyzer.BuildExit // how build ended during the run; nil when it ran on
 	target string
 	rp     *replayer.Replayer
@@ -225,6 +226,7 @@ func (s *Side) start(ctx context.Context) error {
 		return s.wrap(err)
 	}
 	s.build, s.target = proc, proc.URL()
+	s.cpu = &buildCPU{pid: proc.Pid()}
 	return nil
 }
 
@@ -273,12 +275,20 @@ func (s *Side) open(vus int, settings map[string]string) error {
 
 // measure is called as a load call starts and returns the function to
 // call as it ends: the SQL counter's statements in between are the load's
-// (RunInfo.LoadSQL). It does nothing without a counter.
+// (RunInfo.LoadSQL), and so is the build's CPU time (RunInfo.BuildCPU) when
+// replay started it.
 func (s *Side) measure() func() {
-	if s.sql == nil {
-		return func() {}
+	endSQL, endCPU := func() {}, func() {}
+	if s.sql != nil {
+		endSQL = s.load.measure(s.sql)
 	}
-	return s.load.measure(s.sql)
+	if s.cpu != nil {
+		endCPU = s.cpu.measure()
+	}
+	return func() {
+		endCPU()
+		endSQL()
+	}
 }
 
 // explainWeights records in the run file how many requests of the
@@ -309,6 +319,7 @@ func (s *Side) finish(st replayer.Stats) error {
 		s.info.LoadSQL = s.load.result()
 	}
 	s.info.Wiring = s.wiringFacts()
+	s.recordCPU()
 	stallSettings(s.info.Settings, st)
 	s.writeHashes()
 	w := s.run

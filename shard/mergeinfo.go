@@ -27,6 +27,7 @@ func mergeInfo(infos []snapshots.RunInfo) snapshots.RunInfo {
 	delete(out.Settings, TagIndex)
 	out.Settings[TagMerged] = fmt.Sprintf("0-%d of %d", len(infos)-1, len(infos))
 	out.Wiring, out.LoadSQL, out.ExplainWeights, out.Truncated = nil, nil, nil, nil
+	out.BuildCPU = nil // each shard's build is its own: not summed (yet)
 	out.MockMisses, out.Statements, out.StatementErrors = 0, 0, 0
 	out.UnattributedSQL = snapshots.SQLHistogram{}
 	for _, in := range infos {

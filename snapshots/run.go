@@ -66,6 +66,11 @@ type RunInfo struct {
 	// replay's --allow-truncated replays; nil when there were none, and in
 	// run files written before replay recorded it.
 	Truncated map[string]int64
+	// BuildCPU is the CPU time the build spent over each slice of its load,
+	// when replay started the build and could read it; nil otherwise (a
+	// build given as a URL, a system without /proc) and in run files
+	// written before replay recorded it.
+	BuildCPU *BuildCPU
 }
 
 // LoadSQL is what the SQL counter saw during a run's load: every statement,
@@ -171,9 +176,9 @@ func (w *RunWriter) Added() int64 { return w.lastSeq.Load() }
 
 // Close writes info (its Ended, MockMisses, Statements, StatementErrors,
 // Wiring, UnattributedSQL and Settings replace those given to CreateRun; a
-// zero Ended means now; nil Settings, Wiring, ExplainWeights and LoadSQL,
-// and zero LoadStarted and LoadEnded, keep the earlier ones), commits and
-// closes the file.
+// zero Ended means now; nil Settings, Wiring, ExplainWeights, LoadSQL and
+// BuildCPU, and zero LoadStarted and LoadEnded, keep the earlier ones),
+// commits and closes the file.
 func (w *RunWriter) Close(info RunInfo) error {
 	err := w.b.close()
 	final := w.info
@@ -195,6 +200,9 @@ func (w *RunWriter) Close(info RunInfo) error {
 	}
 	if !info.LoadStarted.IsZero() {
 		final.LoadStarted, final.LoadEnded = info.LoadStarted, info.LoadEnded
+	}
+	if info.BuildCPU != nil {
+		final.BuildCPU = info.BuildCPU
 	}
 	final.StatementErrors = info.StatementErrors
 	if info.Settings != nil {
@@ -372,6 +380,13 @@ func writeRunInfo(db *sql.DB, info RunInfo, base int64) error {
 			return fmt.Errorf("store run info: load sql: %w", err)
 		}
 		kv = append(kv, [2]string{"load_sql", string(b)})
+	}
+	if info.BuildCPU != nil {
+		b, err := json.Marshal(info.BuildCPU)
+		if err != nil {
+			return fmt.Errorf("store run info: build cpu: %w", err)
+		}
+		kv = append(kv, [2]string{"build_cpu", string(b)})
 	}
 	tx, err := db.Begin()
 	if err != nil {

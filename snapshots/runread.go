@@ -79,6 +79,11 @@ func readRunInfo(db *sql.DB) (info RunInfo, base int64, err error) {
 			if err := json.Unmarshal([]byte(v), info.LoadSQL); err != nil {
 				return info, 0, fmt.Errorf("read run info: load sql: %w", err)
 			}
+		case "build_cpu":
+			info.BuildCPU = new(BuildCPU)
+			if err := json.Unmarshal([]byte(v), info.BuildCPU); err != nil {
+				return info, 0, fmt.Errorf("read run info: build cpu: %w", err)
+			}
 		case "statement_errors":
 			info.StatementErrors = n
 		case "truncated":

@@ -184,6 +184,13 @@ func goldenRuns(t *testing.T, dir string) (base, cand string) {
 		}
 		info.Ended = t0.Add(25 * time.Second)
 		info.MockMisses = int64(2 * side)
+		// Replay started both builds (settings' cmd): their CPU time per
+		// slice of 40 requests, the candidate's 4% above the baseline's.
+		info.BuildCPU = &snapshots.BuildCPU{}
+		for slice := 1; slice <= 10; slice++ {
+			us := []float64{250, 260}[side] * 40 * (1 + 0.02*float64((slice+side)%3-1))
+			info.BuildCPU.Slices = append(info.BuildCPU.Slices, snapshots.SliceCPU{Slice: slice, CPU: time.Duration(us * float64(time.Microsecond)), Wall: time.Second})
+		}
 		if err := w.Close(info); err != nil {
 			t.Fatal(err)
 		}

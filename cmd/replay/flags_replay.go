@@ -62,7 +62,7 @@ func (r *replayFlags) addFlags(f *pflag.FlagSet) {
 	f.DurationVar(&r.timeout, "timeout", replayer.DefaultTimeout, "per-request timeout `D`")
 	f.IntVar(&r.maxInFlight, "max-inflight", replayer.DefaultMaxInFlight, "at most `N` requests in flight (and connections), per side; raised to --vus")
 	f.DurationVar(&r.startTimeout, "start-timeout", session.DefaultStartTimeout, "wait at most `D` for each build to answer")
-	f.StringArrayVar(&r.goals, "goal", nil, "goal `G` the run (the candidate) must meet, e.g. 'p95<500ms', 'success>99%', 'GET /orders: sql<=5' (repeatable)")
+	f.StringArrayVar(&r.goals, "goal", nil, "goal `G` the run (the candidate) must meet, e.g. 'p95<500ms', 'success>99%', 'GET /orders: sql<=5', 'cpu<=200us' (repeatable)")
 }
 
 // replaySetup is the validated form of replayFlags.

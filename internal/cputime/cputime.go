@@ -1,6 +1,7 @@
-// Package cputime reads the CPU time this process has used, for benchmarks
-// that report CPU per operation: on a machine shared with other work it is
-// steadier than wall time.
+// Package cputime reads CPU time: this process's (Self), for benchmarks
+// that report CPU per operation, and a process tree's (Tree), for the CPU a
+// build replay started spends per request. On a machine shared with other
+// work it is steadier than wall time.
 package cputime
 
 import (
