@@ -14,6 +14,15 @@ import (
 // num formats milliseconds for a table: "0.42", "4.1", "54.3", "1234".
 func num(ms float64) string { return strings.TrimSuffix(analyzer.FormatMs(ms), " ms") }
 
+// latNum is num of a latency figure of l: "-" when no request was answered
+// (latency is over answered requests alone), never a 0 that reads as fast.
+func latNum(l analyzer.LatencyStats, ms float64) string {
+	if l.Count == 0 {
+		return "-"
+	}
+	return num(ms)
+}
+
 // count formats an integer with thousands separators: "12,345".
 func count(n int64) string {
 	s := strconv.FormatInt(n, 10)

@@ -129,6 +129,9 @@ func goalSuite(class string, goals []analyzer.GoalResult, start time.Time) junit
 
 // endpointOut describes one endpoint's figures for system-out.
 func endpointOut(x *analyzer.EndpointSummary) string {
+	if x.Latency.Count == 0 {
+		return fmt.Sprintf("requests %d, failed %d, no latency (no request answered), sql/request %s", x.Requests, x.Failed, perRequest(&x.SQL))
+	}
 	return fmt.Sprintf("requests %d, failed %d, avg %s, p50 %s, p95 %s, p99 %s, max %s, sql/request %s",
 		x.Requests, x.Failed, analyzer.FormatMs(x.Latency.Avg), analyzer.FormatMs(x.Latency.P50), analyzer.FormatMs(x.Latency.P95),
 		analyzer.FormatMs(x.Latency.P99), analyzer.FormatMs(x.Latency.Max), perRequest(&x.SQL))

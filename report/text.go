@@ -50,7 +50,7 @@ func RunText(w io.Writer, r *RunReport) error {
 func writeEndpointTable(e *errWriter, s *analyzer.Summary) {
 	t := newTable([]string{"ENDPOINT", "REQUESTS", "FAILED", "AVG ms", "P95 ms", "P99 ms", "SQL/REQ"}, 1, 2, 3, 4, 5, 6)
 	row := func(name string, x *analyzer.EndpointSummary) {
-		t.add(name, count(x.Requests), count(x.Failed), num(x.Latency.Avg), num(x.Latency.P95), num(x.Latency.P99), perRequest(&x.SQL))
+		t.add(name, count(x.Requests), count(x.Failed), latNum(x.Latency, x.Latency.Avg), latNum(x.Latency, x.Latency.P95), latNum(x.Latency, x.Latency.P99), perRequest(&x.SQL))
 	}
 	for _, x := range s.Endpoints {
 		row(x.Endpoint, x)
@@ -106,9 +106,9 @@ func ComparisonText(w io.Writer, r *ComparisonReport) error {
 	t := newTable([]string{"ENDPOINT", "BASE p95/p99 ms", "CAND p95/p99 ms", "p95 CHANGE", "SQL/REQ", "VERDICT"}, 1, 2, 3)
 	for _, x := range c.Endpoints {
 		t.add(x.Endpoint,
-			num(x.Baseline.Latency.P95)+" / "+num(x.Baseline.Latency.P99),
-			num(x.Candidate.Latency.P95)+" / "+num(x.Candidate.Latency.P99),
-			change(x.P95),
+			latNum(x.Baseline.Latency, x.Baseline.Latency.P95)+" / "+latNum(x.Baseline.Latency, x.Baseline.Latency.P99),
+			latNum(x.Candidate.Latency, x.Candidate.Latency.P95)+" / "+latNum(x.Candidate.Latency, x.Candidate.Latency.P99),
+			latChange(x, x.P95, change),
 			perRequest(&x.Baseline.SQL)+" → "+perRequest(&x.Candidate.SQL),
 			string(x.Verdict))
 	}
@@ -145,6 +145,15 @@ func change(ch analyzer.Change) string {
 		d = "−" + strings.TrimPrefix(d, "-")
 	}
 	return d + " " + analyzer.FormatRatio(ch.Ratio)
+}
+
+// latChange is f of x's change ch, or "-" when a side answered no request:
+// a side without latency has no change to show (not a fall to 0 ms).
+func latChange(x *analyzer.EndpointComparison, ch analyzer.Change, f func(analyzer.Change) string) string {
+	if x.Baseline.Latency.Count == 0 || x.Candidate.Latency.Count == 0 {
+		return "-"
+	}
+	return f(ch)
 }
 
 // trimEmoji drops the leading status emoji of an outcome line.
