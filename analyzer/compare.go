@@ -67,11 +67,15 @@ type Comparison struct {
 	// Baseline and Candidate are the two summaries compared.
 	Baseline, Candidate *Summary
 	// Verdict is the overall verdict: Inconclusive when the runs have
-	// wiring Faults; else Regression when any endpoint regressed; else
+	// wiring Faults or either was Interrupted; else Regression when any endpoint regressed; else
 	// Improvement when any improved; else Unchanged when at least one
 	// endpoint was judged unchanged; else (nothing conclusive, or no
 	// endpoints) Inconclusive.
 	Verdict Verdict
+	// Interrupted reports that either run was stopped before its load
+	// ended (snapshots.RunInfo.Interrupted): the figures are of what was
+	// completed, and the comparison has no verdict.
+	Interrupted bool
 	// Endpoints are the endpoints of either run, regressions first, then
 	// improvements, inconclusive and unchanged ones; busiest first within
 	// each group.
@@ -316,6 +320,9 @@ func Compare(base, cand *Summary, opts CompareOptions) (*Comparison, error) {
 		c.Verdict = Inconclusive
 	}
 	if c.Faults = CompareFaults(base.Info, cand.Info); len(c.Faults) > 0 {
+		c.Verdict = Inconclusive
+	}
+	if c.Interrupted = base.Info.Interrupted || cand.Info.Interrupted; c.Interrupted {
 		c.Verdict = Inconclusive
 	}
 	c.addRunNotes()

@@ -122,6 +122,9 @@ func runOutcome(r *RunReport, q quoter) string {
 	if n := len(r.Faults()); n > 0 {
 		success += fmt.Sprintf("; ⚠️ %s (below): the figures are not all the build's", plural(n, "wiring fault"))
 	}
+	if r.Interrupted() {
+		return "⚠️ Interrupted: " + interruptedWhy + "; " + success
+	}
 	switch why := joinWhy(r.Failures.Why(), responsesWhy(r.Responses)); {
 	case why != "" && len(missed) > 0:
 		return fmt.Sprintf("❌ Failed: %s, and %d of %s missed (%s); %s", why, len(missed), plural(len(r.Goals), "goal"), strings.Join(missed, ", "), success)
@@ -258,6 +261,9 @@ func comparisonOutcome(r *ComparisonReport, q quoter) string {
 	goals := ""
 	if len(missed) > 0 {
 		goals = fmt.Sprintf("; goals missed: %s", strings.Join(missed, ", "))
+	}
+	if r.Interrupted() {
+		return "⚠️ Interrupted: the comparison was " + interruptedWhy + goals
 	}
 	if len(c.Faults) > 0 {
 		return fmt.Sprintf("⚠️ Inconclusive: the builds did not use their own SQL counter or mock (%s, below); no verdict until they do", plural(len(c.Faults), "wiring fault")) + goals

@@ -20,13 +20,18 @@ const JSONSchemaVersion = 1
 type RunDocument struct {
 	// SchemaVersion is the version of the document's JSON Schema
 	// (docs/schema/run.json), JSONSchemaVersion.
-	SchemaVersion int     `json:"schema_version"`
-	Passed        bool    `json:"passed"`
-	Requests      int64   `json:"requests"`
-	Failed        int64   `json:"failed"`
-	SuccessRate   float64 `json:"success_rate"`
-	TPS           float64 `json:"tps"`
-	DurationS     float64 `json:"duration_s"`
+	SchemaVersion int  `json:"schema_version"`
+	Passed        bool `json:"passed"`
+	// Result is "passed", "failed" or "interrupted" (never passed).
+	Result string `json:"result"`
+	// Interrupted: the run was stopped before its load ended; its figures
+	// are of the requests completed until then.
+	Interrupted bool    `json:"interrupted"`
+	Requests    int64   `json:"requests"`
+	Failed      int64   `json:"failed"`
+	SuccessRate float64 `json:"success_rate"`
+	TPS         float64 `json:"tps"`
+	DurationS   float64 `json:"duration_s"`
 	LatencyDocument
 	SQLPerRequest float64            `json:"sql_per_request"`
 	SQLSource     string             `json:"sql_source"`
@@ -180,6 +185,8 @@ func NewRunDocument(r *RunReport) RunDocument {
 	d := RunDocument{
 		SchemaVersion:   JSONSchemaVersion,
 		Passed:          r.Passed(),
+		Result:          r.Outcome(),
+		Interrupted:     r.Interrupted(),
 		Requests:        o.Requests,
 		Failed:          o.Failed,
 		SuccessRate:     round(o.SuccessRate, 3),

@@ -188,6 +188,7 @@ func RunJUnit(w io.Writer, r *RunReport) error {
 	}
 	ss.add(eps)
 	ss.add(wiringSuite(r.Faults(), start))
+	ss.add(interruptedSuite(r.Interrupted(), "run", start))
 	ss.add(responsesSuite(r.Responses, start))
 	if why := r.Failures.Why(); why != "" {
 		notes := strings.Join(failureNotes(r), "\n")
@@ -227,5 +228,6 @@ func ComparisonJUnit(w io.Writer, r *ComparisonReport) error {
 	ss.add(eps)
 	ss.add(goalSuite("replay.goals", r.Goals, start))
 	ss.add(wiringSuite(c.Faults, start))
+	ss.add(interruptedSuite(r.Interrupted(), "comparison", start))
 	return writeXML(w, ss)
 }

@@ -135,11 +135,11 @@ type RunReport struct {
 
 // Passed reports whether every goal passed (true when there are none), no
 // more requests failed than Failures allows and no answer differed from
-// the recording (Responses): the CLI exits 99 otherwise. Wiring faults
-// (Faults) are shown, not failed: a run judges its goals, failures and
-// answers alone.
+// the recording (Responses), and the run was not Interrupted: the CLI exits
+// 99 otherwise (1 when interrupted). Wiring faults (Faults) are shown, not
+// failed: a run judges its goals, failures and answers alone.
 func (r *RunReport) Passed() bool {
-	return analyzer.AllPassed(r.Goals) && (r.Failures == nil || !r.Failures.Failed) && (r.Responses == nil || r.Responses.Passed())
+	return !r.Interrupted() && analyzer.AllPassed(r.Goals) && (r.Failures == nil || !r.Failures.Failed) && (r.Responses == nil || r.Responses.Passed())
 }
 
 // Faults are the run's wiring faults (analyzer.RunFaults): a build that did
@@ -157,11 +157,11 @@ type ComparisonReport struct {
 }
 
 // Passed reports whether there was no regression, every goal passed and
-// the runs have no wiring faults: the CLI exits 99 on a regression or a
-// missed goal, 1 on a wiring fault (the comparison then measured nothing
-// it can vouch for).
+// the runs have no wiring faults and were not interrupted: the CLI exits 99
+// on a regression or a missed goal, 1 on a wiring fault or an interruption
+// (the comparison then measured nothing it can vouch for).
 func (r *ComparisonReport) Passed() bool {
-	return r.Comparison.Verdict != analyzer.Regression && analyzer.AllPassed(r.Goals) && len(r.Comparison.Faults) == 0
+	return !r.Comparison.Interrupted && r.Comparison.Verdict != analyzer.Regression && analyzer.AllPassed(r.Goals) && len(r.Comparison.Faults) == 0
 }
 
 // WriteRun renders a run report in format f.

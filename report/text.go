@@ -16,14 +16,14 @@ func RunText(w io.Writer, r *RunReport) error {
 	e := &errWriter{w: w}
 	s := r.Summary
 	e.println("Ran:    " + runRan(s, plain))
-	result := "PASSED"
-	if !r.Passed() {
-		result = "FAILED"
-	}
+	result := strings.ToUpper(r.Outcome())
 	o := s.Overall
 	why := ""
 	if w := joinWhy(r.Failures.Why(), responsesWhy(r.Responses)); w != "" {
 		why = " · " + w
+	}
+	if r.Interrupted() {
+		why = " · " + interruptedWhy
 	}
 	e.printf("Result: %s · success rate %s (%s of %s failed)%s\n", result, analyzer.FormatPercent(o.SuccessRate), count(o.Failed), count(o.Requests), why)
 	writeFaultsText(e, r.Faults(), "run again")
@@ -100,7 +100,11 @@ func ComparisonText(w io.Writer, r *ComparisonReport) error {
 	e := &errWriter{w: w}
 	c := r.Comparison
 	e.println("Ran:     " + comparisonRan(c, plain))
-	e.println("Verdict: " + strings.ToUpper(string(c.Verdict)) + " · " + trimEmoji(comparisonOutcome(r, plain)))
+	word := string(c.Verdict)
+	if r.Interrupted() {
+		word = OutcomeInterrupted
+	}
+	e.println("Verdict: " + strings.ToUpper(word) + " · " + trimEmoji(comparisonOutcome(r, plain)))
 	writeFaultsText(e, c.Faults, "compare again")
 	e.println("")
 	t := newTable([]string{"ENDPOINT", "BASE p95/p99 ms", "CAND p95/p99 ms", "p95 CHANGE", "SQL/REQ", "VERDICT"}, 1, 2, 3)

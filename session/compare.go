@@ -70,7 +70,9 @@ type CompareResult struct {
 // Compare replays the same requests against a baseline and a candidate,
 // each with its own mock and SQL counter, under one plan (see
 // replayer.Compare), then compares the two run files. Canceling ctx stops
-// it with an error; the run files keep what was measured. Any other error
+// the load: the run files, kept and marked interrupted, are compared all
+// the same, and the report says the comparison was interrupted (no
+// verdict, never passed). Any other error
 // removes the files and the directory it created, but for a log (a
 // build's, the reset's) that holds output, which the error names.
 func Compare(ctx context.Context, cfg CompareConfig) (res *CompareResult, err error) {
@@ -133,16 +135,19 @@ func Compare(ctx context.Context, cfg CompareConfig) (res *CompareResult, err er
 		}
 	}
 	for i, s := range sides {
+		s.info.Interrupted = errors.Is(runErr, context.Canceled) // the run files say so: no verdict
 		if err := s.finish([2]replayer.Stats{st.Baseline, st.Candidate}[i]); err != nil {
 			return nil, fmt.Errorf("compare: %w", err)
 		}
 	}
-	if runErr != nil {
-		if errors.Is(runErr, context.Canceled) {
-			keep = true
-			return nil, fmt.Errorf("compare interrupted; %s and %s hold the requests completed so far", sides[0].sc.RunPath, sides[1].sc.RunPath)
-		}
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return nil, runErr
+	}
+	if runErr != nil {
+		// Interrupted: the run files say so, and what they hold is
+		// compared and reported (Comparison.Interrupted: no verdict).
+		keep = true
+		ctx = context.WithoutCancel(ctx)
 	}
 	// The loads are done: let go of the request index (tens of MB over a
 	// big snapshot; the mocks keep theirs, still listening), and give the

@@ -111,6 +111,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	if sumErr == nil && sum.Overall != nil && sum.Overall.Failed > 0 {
 		s.noteExit(time.Second)
 	}
+	s.info.Interrupted = errors.Is(runErr, context.Canceled) // the run file says so: no verdict
 	if err := s.finish(st); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}

@@ -20,7 +20,7 @@ var (
 
 // mergeInfo is the info of the merged run of infos (in order of shard):
 // shard 0's description and settings, the span of them all, their counts
-// added up.
+// added up; interrupted when any shard was.
 func mergeInfo(infos []snapshots.RunInfo) snapshots.RunInfo {
 	out := infos[0]
 	out.Settings = maps.Clone(infos[0].Settings)
@@ -36,6 +36,7 @@ func mergeInfo(infos []snapshots.RunInfo) snapshots.RunInfo {
 		if in.Ended.After(out.Ended) {
 			out.Ended = in.Ended
 		}
+		out.Interrupted = out.Interrupted || in.Interrupted
 		out.MockMisses += in.MockMisses
 		out.Statements += in.Statements
 		out.StatementErrors += in.StatementErrors

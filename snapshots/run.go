@@ -59,6 +59,11 @@ type RunInfo struct {
 	// replay's --allow-truncated replays; nil when there were none, and in
 	// run files written before replay recorded it.
 	Truncated map[string]int64
+	// Interrupted reports that the run was stopped before its load ended
+	// (Ctrl-C, SIGTERM): the file holds the requests completed until then,
+	// and the run has no verdict. False in run files written before replay
+	// recorded it.
+	Interrupted bool
 }
 
 // LoadSQL is what the SQL counter saw during a run's load: every statement,
@@ -163,7 +168,8 @@ func (w *RunWriter) Add(r *Result) {
 func (w *RunWriter) Added() int64 { return w.lastSeq.Load() }
 
 // Close writes info (its Ended, MockMisses, Statements, StatementErrors,
-// Wiring, UnattributedSQL and Settings replace those given to CreateRun; a
+// Wiring, UnattributedSQL and Settings replace those given to CreateRun,
+// an Interrupted of either marks the run; a
 // zero Ended means now; nil Settings, Wiring, ExplainWeights and LoadSQL
 // keep the earlier ones), commits and closes the file.
 func (w *RunWriter) Close(info RunInfo) error {
@@ -186,6 +192,7 @@ func (w *RunWriter) Close(info RunInfo) error {
 		final.LoadSQL = info.LoadSQL
 	}
 	final.StatementErrors = info.StatementErrors
+	final.Interrupted = final.Interrupted || info.Interrupted
 	if info.Settings != nil {
 		final.Settings = info.Settings
 	}
@@ -350,6 +357,9 @@ func writeRunInfo(db *sql.DB, info RunInfo, base int64) error {
 			return fmt.Errorf("store run info: truncated: %w", err)
 		}
 		kv = append(kv, [2]string{"truncated", string(b)})
+	}
+	if info.Interrupted {
+		kv = append(kv, [2]string{"interrupted", "true"})
 	}
 	if info.LoadSQL != nil {
 		b, err := json.Marshal(info.LoadSQL)

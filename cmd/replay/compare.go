@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -75,6 +76,9 @@ func newCmdCompare(s streams) *cobra.Command {
 			}
 			if err := wiringError("compare", rep.Comparison.Faults); err != nil {
 				return err
+			}
+			if rep.Interrupted() { // run files of an interrupted run
+				return errors.New("compare: a run was interrupted (stopped before its load ended): no verdict")
 			}
 			return verdict(rep.Passed())
 		},

@@ -78,6 +78,9 @@ func reportRun(ctx context.Context, opts *reportOptions, s streams) error {
 		if err := out.WriteRun(s.out, rep); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
+		if rep.Interrupted() {
+			return fmt.Errorf("report: %s: the run was interrupted (stopped before its load ended): no verdict", opts.path)
+		}
 		return verdict(rep.Passed())
 	}
 	if opts.maxFailed != "" {
@@ -92,6 +95,9 @@ func reportRun(ctx context.Context, opts *reportOptions, s streams) error {
 	}
 	if err := wiringError("report", rep.Comparison.Faults); err != nil {
 		return err
+	}
+	if rep.Interrupted() {
+		return fmt.Errorf("report: %s: the comparison was interrupted (stopped before its load ended): no verdict", opts.path)
 	}
 	return verdict(rep.Passed())
 }
