@@ -141,6 +141,9 @@ func runOutcome(r *RunReport, q quoter) string {
 // runNext says what to do after a run.
 func runNext(r *RunReport, q quoter) []string {
 	var next []string
+	if r.Interrupted() {
+		next = append(next, "Run again, to the end: this run was interrupted, so its figures are partial and it has no verdict.")
+	}
 	if len(r.Faults()) > 0 {
 		next = append(next, "Fix the wiring faults first (each says how), then run again.")
 	}
@@ -293,6 +296,9 @@ func comparisonOutcome(r *ComparisonReport, q quoter) string {
 func comparisonNext(r *ComparisonReport, q quoter) []string {
 	c := r.Comparison
 	var next []string
+	if r.Interrupted() {
+		return []string{"Run the comparison again, to its end: it was interrupted, so its figures are partial and it has no verdict."}
+	}
 	if len(c.Faults) > 0 {
 		// Advice from figures that are not the builds' own would mislead.
 		return []string{"Fix the wiring faults first (each says how), then re-run the comparison: until each build uses its own SQL counter and mock, its figures are not its own."}

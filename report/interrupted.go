@@ -11,7 +11,7 @@ const (
 )
 
 // interruptedWhy says what an interrupted run's figures are.
-const interruptedWhy = "stopped before the load ended (interrupted): the figures are of the requests completed until then, and there is no verdict"
+const interruptedWhy = "stopped before the load ended: the figures are of the requests completed until then, and there is no verdict"
 
 // Interrupted reports that the run was stopped before its load ended
 // (snapshots.RunInfo.Interrupted): it has no verdict and never passes.

@@ -23,7 +23,7 @@ func RunText(w io.Writer, r *RunReport) error {
 		why = " · " + w
 	}
 	if r.Interrupted() {
-		why = " · " + interruptedWhy
+		result, why = "INTERRUPTED · "+interruptedWhy, ""
 	}
 	e.printf("Result: %s · success rate %s (%s of %s failed)%s\n", result, analyzer.FormatPercent(o.SuccessRate), count(o.Failed), count(o.Requests), why)
 	writeFaultsText(e, r.Faults(), "run again")
