@@ -134,36 +134,50 @@ func Compare(ctx context.Context, cfg CompareConfig) (res *CompareResult, err er
 			analysis = looks.opts
 		}
 	}
-	for i, s := range sides {
-		s.info.Interrupted = errors.Is(runErr, context.Canceled) // the run files say so: no verdict
-		if err := s.finish([2]replayer.Stats{st.Baseline, st.Candidate}[i]); err != nil {
-			return nil, fmt.Errorf("compare: %w", err)
-		}
+	interrupted := errors.Is(runErr, context.Canceled)
+	if err := finishSides(sides, st, interrupted); err != nil {
+		return nil, err
 	}
-	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+	if runErr != nil && !interrupted {
 		return nil, runErr
 	}
-	if runErr != nil {
-		// Interrupted: the run files say so, and what they hold is
-		// compared and reported (Comparison.Interrupted: no verdict).
+	if interrupted {
+		// The run files say so, and what they hold is compared and
+		// reported (Comparison.Interrupted: no verdict).
 		keep = true
 		ctx = context.WithoutCancel(ctx)
 	}
-	// The loads are done: let go of the request index (tens of MB over a
-	// big snapshot; the mocks keep theirs, still listening), and give the
-	// load's garbage back to the system before the analysis allocates its
-	// own: the two together made a big comparison's peak memory.
-	for _, s := range sides {
-		s.releaseReplayer()
-	}
-	cfg.Source = nil
-	debug.FreeOSMemory()
+	releaseLoads(&cfg, sides)
 	rep, err := CompareFilesWith(ctx, sides[0].sc.RunPath, sides[1].sc.RunPath, cfg.Goals, analysis)
 	if err != nil {
 		return nil, err
 	}
 	rep.Artifacts = cfg.artifacts(sides)
 	return &CompareResult{Report: rep, Stats: st, Dir: cfg.Dir, Sides: sides}, nil
+}
+
+// finishSides closes both sides' run files with what they measured;
+// interrupted marks them so (no verdict).
+func finishSides(sides [2]*Side, st replayer.CompareStats, interrupted bool) error {
+	for i, s := range sides {
+		s.info.Interrupted = interrupted
+		if err := s.finish([2]replayer.Stats{st.Baseline, st.Candidate}[i]); err != nil {
+			return fmt.Errorf("compare: %w", err)
+		}
+	}
+	return nil
+}
+
+// releaseLoads lets go of the request index once the loads are done (tens
+// of MB over a big snapshot; the mocks keep theirs, still listening), and
+// gives the load's garbage back to the system before the analysis
+// allocates its own: the two together made a big comparison's peak memory.
+func releaseLoads(cfg *CompareConfig, sides [2]*Side) {
+	for _, s := range sides {
+		s.releaseReplayer()
+	}
+	cfg.Source = nil
+	debug.FreeOSMemory()
 }
 
 // report is r's report; nil when r is.
