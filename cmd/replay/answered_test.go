@@ -104,6 +104,17 @@ func TestLatencyOverAnsweredRequestsTargetKilled(t *testing.T) {
 		t.Errorf("report: GET /orders' avg, p95, p99 should all be ≥ 20 ms:\n%s", stdout)
 	}
 
+	for format, want := range map[string]string{
+		"markdown": "| GET /dead | 60 | 60 | - | - | - |",
+		"junit":    "requests 60, failed 60, no latency (no request answered)",
+		"html":     `<td class="n">60</td><td class="n">60</td><td class="n">-</td><td class="n">-</td><td class="n">-</td><td class="n">-</td><td class="n">-</td>`,
+	} {
+		code, stdout, stderr = cliRun(t, "", "report", killed, "--format", format)
+		if code != exitOK || !strings.Contains(stdout, want) {
+			t.Errorf("report --format %s: exit %d; want GET /dead without latency, %q:\n%s\nstderr: %s", format, code, want, stdout, stderr)
+		}
+	}
+
 	// Compared with itself, GET /dead is not judged on latency, and its
 	// sides carry no latency figure.
 	code, stdout, stderr = cliRun(t, "", "compare", killed, killed, "--format", "json")
