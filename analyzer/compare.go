@@ -67,10 +67,10 @@ type Comparison struct {
 	// Baseline and Candidate are the two summaries compared.
 	Baseline, Candidate *Summary
 	// Verdict is the overall verdict: Inconclusive when the runs have
-	// wiring Faults or either was Interrupted; else Regression when any endpoint regressed; else
-	// Improvement when any improved; else Unchanged when at least one
-	// endpoint was judged unchanged; else (nothing conclusive, or no
-	// endpoints) Inconclusive.
+	// wiring Faults or either was Interrupted; else Regression when any
+	// endpoint regressed; else Improvement when any improved; else
+	// Unchanged when at least one endpoint was judged unchanged; else
+	// (nothing conclusive, or no endpoints) Inconclusive.
 	Verdict Verdict
 	// Interrupted reports that either run was stopped before its load
 	// ended (snapshots.RunInfo.Interrupted): the figures are of what was

@@ -2,7 +2,7 @@ package report
 
 import "time"
 
-// Outcomes of a run or comparison, as the JSON documents' outcome names
+// Outcomes of a run or comparison, as the JSON documents' result names
 // them.
 const (
 	OutcomePassed      = "passed"
