@@ -67,17 +67,22 @@ type Comparison struct {
 	// Baseline and Candidate are the two summaries compared.
 	Baseline, Candidate *Summary
 	// Verdict is the overall verdict: Inconclusive when the runs have
-	// wiring Faults; else Regression when any endpoint regressed or the CPU
-	// per request did (CPU); else Improvement when any improved, or the
-	// CPU per request did; else Unchanged when at least one endpoint was
-	// judged unchanged; else (nothing conclusive, or no endpoints)
-	// Inconclusive. The CPU per request alone never makes it Unchanged.
+	// wiring Faults or either was Interrupted; else Regression when any
+	// endpoint regressed or the CPU per request did (CPU); else Improvement
+	// when any improved, or the CPU per request did; else Unchanged when at
+	// least one endpoint was judged unchanged; else (nothing conclusive, or
+	// no endpoints) Inconclusive. The CPU per request alone never makes it
+	// Unchanged.
 	Verdict Verdict
 	// CPU compares the builds' CPU time per request (see CPUChange).
 	CPU CPUChange
 	// Longer estimates how long a run would settle most endpoints (see
 	// LongerRun); nil unless most are inconclusive.
 	Longer *LongerRun
+	// Interrupted reports that either run was stopped before its load
+	// ended (snapshots.RunInfo.Interrupted): the figures are of what was
+	// completed, and the comparison has no verdict.
+	Interrupted bool
 	// Endpoints are the endpoints of either run, regressions first, then
 	// improvements, inconclusive and unchanged ones; busiest first within
 	// each group.
@@ -331,6 +336,9 @@ func Compare(base, cand *Summary, opts CompareOptions) (*Comparison, error) {
 		c.Verdict = Inconclusive
 	}
 	if c.Faults = CompareFaults(base.Info, cand.Info); len(c.Faults) > 0 {
+		c.Verdict = Inconclusive
+	}
+	if c.Interrupted = base.Info.Interrupted || cand.Info.Interrupted; c.Interrupted {
 		c.Verdict = Inconclusive
 	}
 	c.addRunNotes()

@@ -116,6 +116,10 @@ func explainInconclusive(c *Comparison, e *EndpointComparison) (cause, text stri
 		cause = CauseSamples
 		s = fmt.Sprintf("too few requests to judge latency: %d in the baseline and %d in the candidate (need %d on each side)",
 			b.Requests, k.Requests, c.Options.MinSamples)
+		if b.Failed+k.Failed > 0 { // latency is over answered requests
+			s = fmt.Sprintf("too few answered requests to judge latency: %d in the baseline and %d in the candidate (need %d on each side; failed requests have no latency)",
+				b.Latency.Count, k.Latency.Count, c.Options.MinSamples)
+		}
 	} else {
 		cause = CauseNoise
 		ch, name := e.P95, "p95"

@@ -358,6 +358,9 @@ func checkGoal(s *Summary, g Goal) GoalResult {
 	case "avg", "min", "p50", "p90", "p95", "p99", "max":
 		if e.Latency.Count == 0 {
 			r.Reason = "no load-phase requests were measured"
+			if e.Requests > 0 { // latency is over answered requests
+				r.Reason = fmt.Sprintf("no request was answered (all %d failed): no latency to judge", e.Requests)
+			}
 			return r
 		}
 		actual = latencyMetric(e.Latency, g.Metric)

@@ -110,7 +110,7 @@ func TestCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	goals, err := ParseGoals([]string{
-		"p95<500ms", "p99<50ms", "avg<=50.5ms", "max<100ms", "tps>50", "success>99%", "success>=98%", "failed<1%", "errors<2",
+		"p95<500ms", "p99<50ms", "avg<=50.5ms", "max<99ms", "tps>50", "success>99%", "success>=98%", "failed<1%", "errors<2",
 		"GET /orders: sql<=5", "GET /orders: p50<60ms", "GET /orders/{id}: sql<=5", "GET /missing: p95<1s", "get /orders/: p95<1s",
 	})
 	if err != nil {
@@ -127,17 +127,19 @@ func TestCheck(t *testing.T) {
 		got = append(got, res{r.Goal, r.Passed, r.Actual, r.Reason})
 	}
 	want := []res{
-		{"p95<500ms", true, 95, ""},
-		{"p99<50ms", false, 99, ""},
-		{"avg<=50.5ms", true, 50.5, ""},
-		{"max<100ms", false, 100, ""},
+		// Latency is over the 99 answered requests (1 to 99 ms): the failed
+		// one (100 ms) is counted apart.
+		{"p95<500ms", true, 94, ""},
+		{"p99<50ms", false, 98, ""},
+		{"avg<=50.5ms", true, 50, ""},
+		{"max<99ms", false, 99, ""},
 		{"tps>50", true, 100 / 1.09, ""}, // 100 requests from the first intended start to the last response (1.09 s)
 		{"success>99%", false, 99, ""},
 		{"success>=98%", true, 99, ""},
 		{"failed<1%", false, 1, ""},
 		{"errors<2", true, 1, ""},
 		{"GET /orders: sql<=5", false, 6, ""},
-		{"GET /orders: p50<60ms", true, 51, ""},
+		{"GET /orders: p50<60ms", true, 50, ""},
 		{"GET /orders/{id}: sql<=5", false, 0, "SQL statements were not counted (no SQL counter in place)"},
 		{"GET /missing: p95<1s", false, 0, `endpoint "GET /missing" is not in the run`},
 		{"get /orders/: p95<1s", false, 0, `endpoint "get /orders/" is not in the run (closest: "GET /orders")`},

@@ -292,6 +292,14 @@ func (e *endpointAcc) addLoad(r *snapshots.Result) {
 		e.series.add(r, intended, -1)
 		return
 	}
+	if r.Failed() {
+		// Latency is over answered requests alone (k6's
+		// expected_response:true): a failure is counted, in Failed and its
+		// window, but its time (a refused connection's 0.1 ms, a timeout's
+		// whole budget) would pull the percentiles either way.
+		e.series.add(r, intended, -1)
+		return
+	}
 	lat := max(r.Done.Sub(intended).Microseconds(), 0)
 	e.series.add(r, intended, histogramIndex(lat))
 	svc := max(r.Done.Sub(sent).Microseconds(), 0)

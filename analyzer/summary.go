@@ -108,12 +108,16 @@ type EndpointSummary struct {
 	// TPS is load-phase requests per second over the run's load span.
 	TPS float64
 	// Latency runs from each request's intended start (snapshots.Result.Latency),
-	// so a stalled target cannot hide its slowness.
+	// so a stalled target cannot hide its slowness. It is over the answered
+	// requests alone (those that did not fail, snapshots.Result.Failed):
+	// Latency.Count counts them, and is zero, with no figure, when every
+	// request failed.
 	Latency LatencyStats
-	// ServiceTime runs from the actual send (snapshots.Result.ServiceTime).
+	// ServiceTime runs from the actual send (snapshots.Result.ServiceTime),
+	// over the answered requests too.
 	ServiceTime LatencyStats
-	// Histogram bins every load-phase latency (Latency's values), for
-	// charts.
+	// Histogram bins the latency of every answered load-phase request
+	// (Latency's values), for charts.
 	Histogram Histogram
 	// Series is the load's latency over time, for charts: one point per
 	// interleaving slice when the run was sliced (Summary.Sliced), else one

@@ -77,7 +77,8 @@ type Status struct {
 	// it knows, one line each.
 	Looks []string `json:"looks,omitempty"`
 	// Verdict is, once done, a comparison's verdict ("regression", …) or
-	// a run's ("passed" or "failed").
+	// a run's ("passed" or "failed"); "interrupted" for either when it was
+	// stopped before its load ended.
 	Verdict string `json:"verdict,omitempty"`
 	// Error is the error that ended the session.
 	Error string `json:"error,omitempty"`
@@ -195,9 +196,12 @@ func (d *Dashboard) Finish(o session.Outcome) {
 	case o.Comparison != nil:
 		err = report.WriteComparison(&b, report.HTML, o.Comparison)
 		verdict = string(o.Comparison.Comparison.Verdict)
+		if o.Comparison.Interrupted() {
+			verdict = report.OutcomeInterrupted
+		}
 	case o.Run != nil:
 		err = report.WriteRun(&b, report.HTML, o.Run)
-		verdict = map[bool]string{true: "passed", false: "failed"}[o.Run.Passed()]
+		verdict = o.Run.Outcome()
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()

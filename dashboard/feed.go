@@ -37,7 +37,8 @@ type Point struct {
 	Requests int64   `json:"requests"`
 	Failures int64   `json:"failures"`
 	Rate     float64 `json:"rate"`
-	// P50, P95, P99 and Max are latencies in milliseconds.
+	// P50, P95, P99 and Max are latencies in milliseconds, of the answered
+	// requests (those that did not fail); zero when none was.
 	P50 float64 `json:"p50_ms"`
 	P95 float64 `json:"p95_ms"`
 	P99 float64 `json:"p99_ms"`
@@ -53,7 +54,8 @@ type Point struct {
 type Totals struct {
 	Requests int64 `json:"requests"`
 	Failures int64 `json:"failures"`
-	// Load counts the load-phase results the latencies are of.
+	// Load counts the load-phase results the latencies are of: those
+	// answered (failed ones are in Failures alone).
 	Load int64   `json:"load"`
 	P50  float64 `json:"p50_ms"`
 	P95  float64 `json:"p95_ms"`
@@ -97,10 +99,12 @@ func (s *series) add(r *snapshots.Result, i int, lat int64, w window) {
 		s.failures++
 		s.winFail++
 	}
-	lat = min(max(lat, 1), histMax)
-	_ = s.win.RecordValue(lat) // clamped: cannot fail
-	if r.Phase == snapshots.PhaseLoad {
-		_ = s.all.RecordValue(lat)
+	if !failed { // latency is over answered requests, as in the reports
+		lat = min(max(lat, 1), histMax)
+		_ = s.win.RecordValue(lat) // clamped: cannot fail
+		if r.Phase == snapshots.PhaseLoad {
+			_ = s.all.RecordValue(lat)
+		}
 	}
 	s.winPhase, s.winSlice = r.Phase, r.Slice
 }

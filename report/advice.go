@@ -125,6 +125,9 @@ func runOutcome(r *RunReport, q quoter) string {
 	if n := len(r.Faults()); n > 0 {
 		success += fmt.Sprintf("; ⚠️ %s (below): the figures are not all the build's", plural(n, "wiring fault"))
 	}
+	if r.Interrupted() {
+		return "⚠️ Interrupted: " + interruptedWhy + "; " + success
+	}
 	switch why := joinWhy(r.Failures.Why(), responsesWhy(r.Responses)); {
 	case why != "" && len(missed) > 0:
 		return fmt.Sprintf("❌ Failed: %s, and %d of %s missed (%s); %s", why, len(missed), plural(len(r.Goals), "goal"), strings.Join(missed, ", "), success)
@@ -141,6 +144,9 @@ func runOutcome(r *RunReport, q quoter) string {
 // runNext says what to do after a run.
 func runNext(r *RunReport, q quoter) []string {
 	var next []string
+	if r.Interrupted() {
+		next = append(next, "Run again, to the end: this run was interrupted, so its figures are partial and it has no verdict.")
+	}
 	if len(r.Faults()) > 0 {
 		next = append(next, "Fix the wiring faults first (each says how), then run again.")
 	}
@@ -256,6 +262,9 @@ func sensitivity(c *analyzer.Comparison) string {
 func comparisonOutcome(r *ComparisonReport, q quoter) string {
 	c := r.Comparison
 	goals := goalsWhy(r.Goals, q)
+	if r.Interrupted() {
+		return "⚠️ Interrupted: the comparison was " + interruptedWhy + goals
+	}
 	if len(c.Faults) > 0 {
 		return fmt.Sprintf("⚠️ Inconclusive: the builds did not use their own SQL counter or mock (%s, below); no verdict until they do", plural(len(c.Faults), "wiring fault")) + goals
 	}
@@ -313,6 +322,9 @@ func goalsWhy(goals []analyzer.GoalResult, q quoter) string {
 func comparisonNext(r *ComparisonReport, q quoter) []string {
 	c := r.Comparison
 	var next []string
+	if r.Interrupted() {
+		return []string{"Run the comparison again, to its end: it was interrupted, so its figures are partial and it has no verdict."}
+	}
 	if len(c.Faults) > 0 {
 		// Advice from figures that are not the builds' own would mislead.
 		return []string{"Fix the wiring faults first (each says how), then re-run the comparison: until each build uses its own SQL counter and mock, its figures are not its own."}

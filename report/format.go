@@ -22,6 +22,15 @@ func counted(n int64, thing string) string {
 	return count(n) + " " + thing + "s"
 }
 
+// latNum is num of a latency figure of l: "-" when no request was answered
+// (latency is over answered requests alone), never a 0 that reads as fast.
+func latNum(l analyzer.LatencyStats, ms float64) string {
+	if l.Count == 0 {
+		return "-"
+	}
+	return num(ms)
+}
+
 // count formats an integer with thousands separators: "12,345".
 func count(n int64) string {
 	s := strconv.FormatInt(n, 10)

@@ -170,8 +170,8 @@ func RunHTML(w io.Writer, r *RunReport) error {
 	for _, x := range s.Endpoints {
 		p.Endpoints = append(p.Endpoints, map[string]any{
 			"Name": x.Endpoint, "Bar": bar(x.Latency.P95, largest), "Requests": count(x.Requests), "Failed": count(x.Failed),
-			"Avg": num(x.Latency.Avg), "P50": num(x.Latency.P50), "P95": num(x.Latency.P95), "P99": num(x.Latency.P99),
-			"Max": num(x.Latency.Max), "SQL": perRequest(&x.SQL),
+			"Avg": latNum(x.Latency, x.Latency.Avg), "P50": latNum(x.Latency, x.Latency.P50), "P95": latNum(x.Latency, x.Latency.P95),
+			"P99": latNum(x.Latency, x.Latency.P99), "Max": latNum(x.Latency, x.Latency.Max), "SQL": perRequest(&x.SQL),
 		})
 	}
 	p.Responses = htmlResponses(checkedResponses(r.Responses))
@@ -202,9 +202,9 @@ func ComparisonHTML(w io.Writer, r *ComparisonReport) error {
 		p.Endpoints = append(p.Endpoints, map[string]any{
 			"Name": x.Endpoint, "BarBase": bar(x.P95.Baseline, largest), "BarCand": bar(x.P95.Candidate, largest),
 			"Requests": count(x.Baseline.Requests) + " → " + count(x.Candidate.Requests),
-			"P95":      num(x.P95.Baseline) + " → " + num(x.P95.Candidate),
-			"P99":      num(x.P99.Baseline) + " → " + num(x.P99.Candidate),
-			"Change":   change(x.P95), "SQL": perRequest(&x.Baseline.SQL) + " → " + perRequest(&x.Candidate.SQL),
+			"P95":      latNum(x.Baseline.Latency, x.P95.Baseline) + " → " + latNum(x.Candidate.Latency, x.P95.Candidate),
+			"P99":      latNum(x.Baseline.Latency, x.P99.Baseline) + " → " + latNum(x.Candidate.Latency, x.P99.Candidate),
+			"Change":   latChange(x, x.P95, change), "SQL": perRequest(&x.Baseline.SQL) + " → " + perRequest(&x.Candidate.SQL),
 			"Verdict": string(x.Verdict), "Explanation": x.Explanation,
 		})
 	}

@@ -20,13 +20,18 @@ const JSONSchemaVersion = 1
 type RunDocument struct {
 	// SchemaVersion is the version of the document's JSON Schema
 	// (docs/schema/run.json), JSONSchemaVersion.
-	SchemaVersion int     `json:"schema_version"`
-	Passed        bool    `json:"passed"`
-	Requests      int64   `json:"requests"`
-	Failed        int64   `json:"failed"`
-	SuccessRate   float64 `json:"success_rate"`
-	TPS           float64 `json:"tps"`
-	DurationS     float64 `json:"duration_s"`
+	SchemaVersion int  `json:"schema_version"`
+	Passed        bool `json:"passed"`
+	// Result is "passed", "failed" or "interrupted" (never passed).
+	Result string `json:"result"`
+	// Interrupted: the run was stopped before its load ended; its figures
+	// are of the requests completed until then.
+	Interrupted bool    `json:"interrupted"`
+	Requests    int64   `json:"requests"`
+	Failed      int64   `json:"failed"`
+	SuccessRate float64 `json:"success_rate"`
+	TPS         float64 `json:"tps"`
+	DurationS   float64 `json:"duration_s"`
 	LatencyDocument
 	SQLPerRequest float64            `json:"sql_per_request"`
 	SQLSource     string             `json:"sql_source"`
@@ -65,18 +70,21 @@ type RunDocument struct {
 }
 
 // LatencyDocument holds latency figures in milliseconds: from the intended
-// start, and from the actual send ("_from_send").
+// start, and from the actual send ("_from_send"). They are over the
+// answered requests alone (Answered: those that did not fail, as k6's
+// expected_response:true); every figure is null when none was answered.
 type LatencyDocument struct {
-	AvgMs         float64 `json:"avg_ms"`
-	P50Ms         float64 `json:"p50_ms"`
-	P90Ms         float64 `json:"p90_ms"`
-	P95Ms         float64 `json:"p95_ms"`
-	P99Ms         float64 `json:"p99_ms"`
-	MaxMs         float64 `json:"max_ms"`
-	AvgMsFromSend float64 `json:"avg_ms_from_send"`
-	P50MsFromSend float64 `json:"p50_ms_from_send"`
-	P95MsFromSend float64 `json:"p95_ms_from_send"`
-	P99MsFromSend float64 `json:"p99_ms_from_send"`
+	Answered      int64    `json:"answered"`
+	AvgMs         *float64 `json:"avg_ms"`
+	P50Ms         *float64 `json:"p50_ms"`
+	P90Ms         *float64 `json:"p90_ms"`
+	P95Ms         *float64 `json:"p95_ms"`
+	P99Ms         *float64 `json:"p99_ms"`
+	MaxMs         *float64 `json:"max_ms"`
+	AvgMsFromSend *float64 `json:"avg_ms_from_send"`
+	P50MsFromSend *float64 `json:"p50_ms_from_send"`
+	P95MsFromSend *float64 `json:"p95_ms_from_send"`
+	P99MsFromSend *float64 `json:"p99_ms_from_send"`
 }
 
 // RunInfoDocument describes a run.
@@ -188,6 +196,8 @@ func NewRunDocument(r *RunReport) RunDocument {
 	d := RunDocument{
 		SchemaVersion:   JSONSchemaVersion,
 		Passed:          r.Passed(),
+		Result:          r.Outcome(),
+		Interrupted:     r.Interrupted(),
 		Requests:        o.Requests,
 		Failed:          o.Failed,
 		SuccessRate:     round(o.SuccessRate, 3),
@@ -232,9 +242,13 @@ func writeJSON(w io.Writer, v any) error {
 
 func latencyDoc(e *analyzer.EndpointSummary) LatencyDocument {
 	l, s := e.Latency, e.ServiceTime
-	return LatencyDocument{
-		AvgMs: round(l.Avg, 3), P50Ms: round(l.P50, 3), P90Ms: round(l.P90, 3), P95Ms: round(l.P95, 3), P99Ms: round(l.P99, 3), MaxMs: round(l.Max, 3),
-		AvgMsFromSend: round(s.Avg, 3), P50MsFromSend: round(s.P50, 3), P95MsFromSend: round(s.P95, 3), P99MsFromSend: round(s.P99, 3),
+	if l.Count == 0 {
+		return LatencyDocument{}
+	}
+	ms := func(v float64) *float64 { r := round(v, 3); return &r }
+	return LatencyDocument{Answered: l.Count,
+		AvgMs: ms(l.Avg), P50Ms: ms(l.P50), P90Ms: ms(l.P90), P95Ms: ms(l.P95), P99Ms: ms(l.P99), MaxMs: ms(l.Max),
+		AvgMsFromSend: ms(s.Avg), P50MsFromSend: ms(s.P50), P95MsFromSend: ms(s.P95), P99MsFromSend: ms(s.P99),
 	}
 }
 

@@ -13,22 +13,26 @@ import (
 type ComparisonDocument struct {
 	// SchemaVersion is the version of the document's JSON Schema
 	// (docs/schema/comparison.json), JSONSchemaVersion.
-	SchemaVersion int                          `json:"schema_version"`
-	Verdict       analyzer.Verdict             `json:"verdict"`
-	Passed        bool                         `json:"passed"`
-	Outcome       string                       `json:"outcome"`
-	Counts        map[analyzer.Verdict]int     `json:"counts"`
-	Endpoints     []EndpointComparisonDocument `json:"endpoints"`
-	Goals         []GoalDocument               `json:"goals"`
-	Notes         []string                     `json:"notes"`
-	Next          []string                     `json:"next"`
-	MockMisses    MockMissesDocument           `json:"mock_misses"`
-	Method        string                       `json:"method"`
-	SlicePairs    int                          `json:"slice_pairs"`
-	Settings      ComparisonSettingsDocument   `json:"settings"`
-	Baseline      RunInfoDocument              `json:"baseline_run"`
-	Candidate     RunInfoDocument              `json:"candidate_run"`
-	Artifacts     []ArtifactDocument           `json:"artifacts"`
+	SchemaVersion int              `json:"schema_version"`
+	Verdict       analyzer.Verdict `json:"verdict"`
+	Passed        bool             `json:"passed"`
+	Outcome       string           `json:"outcome"`
+	// Result is "passed", "failed" or "interrupted" (either run stopped
+	// before its load ended: no verdict, never passed).
+	Result      string                       `json:"result"`
+	Interrupted bool                         `json:"interrupted"`
+	Counts      map[analyzer.Verdict]int     `json:"counts"`
+	Endpoints   []EndpointComparisonDocument `json:"endpoints"`
+	Goals       []GoalDocument               `json:"goals"`
+	Notes       []string                     `json:"notes"`
+	Next        []string                     `json:"next"`
+	MockMisses  MockMissesDocument           `json:"mock_misses"`
+	Method      string                       `json:"method"`
+	SlicePairs  int                          `json:"slice_pairs"`
+	Settings    ComparisonSettingsDocument   `json:"settings"`
+	Baseline    RunInfoDocument              `json:"baseline_run"`
+	Candidate   RunInfoDocument              `json:"candidate_run"`
+	Artifacts   []ArtifactDocument           `json:"artifacts"`
 	// Load describes the load the verdict rests on, e.g. "open model,
 	// 212/s (fair load: 50% of the baseline's 424/s under 4 VUs in warmup),
 	// 20s per side".
@@ -155,6 +159,8 @@ func NewComparisonDocument(r *ComparisonReport) ComparisonDocument {
 		Verdict:       c.Verdict,
 		Passed:        r.Passed(),
 		Outcome:       trimEmoji(comparisonOutcome(r, plain)),
+		Result:        r.Outcome(),
+		Interrupted:   r.Interrupted(),
 		Counts:        map[analyzer.Verdict]int{},
 		Endpoints:     []EndpointComparisonDocument{},
 		Goals:         goalDocs(r.Goals),

@@ -133,6 +133,9 @@ func goalSuite(class string, goals []analyzer.GoalResult, start time.Time) junit
 
 // endpointOut describes one endpoint's figures for system-out.
 func endpointOut(x *analyzer.EndpointSummary) string {
+	if x.Latency.Count == 0 {
+		return fmt.Sprintf("requests %d, failed %d, no latency (no request answered), sql/request %s", x.Requests, x.Failed, perRequest(&x.SQL))
+	}
 	return fmt.Sprintf("requests %d, failed %d, avg %s, p50 %s, p95 %s, p99 %s, max %s, sql/request %s",
 		x.Requests, x.Failed, analyzer.FormatMs(x.Latency.Avg), analyzer.FormatMs(x.Latency.P50), analyzer.FormatMs(x.Latency.P95),
 		analyzer.FormatMs(x.Latency.P99), analyzer.FormatMs(x.Latency.Max), perRequest(&x.SQL))
@@ -206,6 +209,7 @@ func RunJUnit(w io.Writer, r *RunReport) error {
 		ss.add(cs)
 	}
 	ss.add(wiringSuite(r.Faults(), start))
+	ss.add(interruptedSuite(r.Interrupted(), "run", start))
 	ss.add(responsesSuite(r.Responses, start))
 	if why := r.Failures.Why(); why != "" {
 		notes := strings.Join(failureNotes(r), "\n")
@@ -248,5 +252,6 @@ func ComparisonJUnit(w io.Writer, r *ComparisonReport) error {
 	ss.add(eps)
 	ss.add(goalSuite("replay.goals", r.Goals, start))
 	ss.add(wiringSuite(c.Faults, start))
+	ss.add(interruptedSuite(r.Interrupted(), "comparison", start))
 	return writeXML(w, ss)
 }

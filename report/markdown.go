@@ -78,7 +78,7 @@ func runMarkdown(w io.Writer, r *RunReport, shown int) error {
 	e.println("|---|---:|---:|---:|---:|---:|---:|")
 	row := func(name string, x *analyzer.EndpointSummary) {
 		e.printf("| %s | %s | %s | %s | %s | %s | %s |\n", cell(name), count(x.Requests), count(x.Failed),
-			num(x.Latency.Avg), num(x.Latency.P95), num(x.Latency.P99), perRequest(&x.SQL))
+			latNum(x.Latency, x.Latency.Avg), latNum(x.Latency, x.Latency.P95), latNum(x.Latency, x.Latency.P99), perRequest(&x.SQL))
 	}
 	for _, x := range s.Endpoints[:shown] {
 		row(x.Endpoint, x)
@@ -159,7 +159,7 @@ func comparisonMarkdown(w io.Writer, r *ComparisonReport, ordered []*analyzer.En
 		}
 		e.printf("| %s | %s → %s | %s | %s | %s → %s | %s |\n", cell(x.Endpoint),
 			count(x.Baseline.Requests), count(x.Candidate.Requests),
-			mdChange(x.P95), mdChange(x.P99),
+			latChange(x, x.P95, mdChange), latChange(x, x.P99, mdChange),
 			perRequest(&x.Baseline.SQL), perRequest(&x.Candidate.SQL),
 			verdictBadge(x.Verdict))
 	}

@@ -135,11 +135,11 @@ type RunReport struct {
 
 // Passed reports whether every goal passed (true when there are none), no
 // more requests failed than Failures allows, no answer differed from the
-// recording (Responses) and nothing left the run undecided (Undecided:
-// wiring faults, goals not evaluated). The CLI exits 1 when Undecided
-// says why, else 99 when it did not pass.
+// recording (Responses), the run was not Interrupted and nothing left it
+// undecided (Undecided: wiring faults, goals not evaluated). The CLI exits 1
+// when interrupted or when Undecided says why, else 99 when it did not pass.
 func (r *RunReport) Passed() bool {
-	return r.Undecided() == "" && analyzer.AllPassed(r.Goals) && (r.Failures == nil || !r.Failures.Failed) && (r.Responses == nil || r.Responses.Passed())
+	return !r.Interrupted() && r.Undecided() == "" && analyzer.AllPassed(r.Goals) && (r.Failures == nil || !r.Failures.Failed) && (r.Responses == nil || r.Responses.Passed())
 }
 
 // Faults are the run's wiring faults (analyzer.RunFaults): a build that did
@@ -158,13 +158,13 @@ type ComparisonReport struct {
 
 // Passed reports whether there was no regression, every goal passed,
 // no endpoint was inconclusive when Options.FailOnInconclusive asks so,
-// and nothing left the comparison undecided (Undecided: wiring faults,
-// goals not evaluated, no endpoint judged). The CLI exits 1 when
-// Undecided says why (the comparison measured nothing it can vouch for),
-// else 99 when it did not pass.
+// the runs were not interrupted and nothing left the comparison undecided
+// (Undecided: wiring faults, goals not evaluated, no endpoint judged). The
+// CLI exits 1 when interrupted or when Undecided says why (the comparison
+// measured nothing it can vouch for), else 99 when it did not pass.
 func (r *ComparisonReport) Passed() bool {
 	c := r.Comparison
-	if c.Options.FailOnInconclusive && c.Counts[analyzer.Inconclusive] > 0 {
+	if c.Interrupted || c.Options.FailOnInconclusive && c.Counts[analyzer.Inconclusive] > 0 {
 		return false
 	}
 	return r.Undecided() == "" && c.Verdict != analyzer.Regression && analyzer.AllPassed(r.Goals)

@@ -16,16 +16,15 @@ func RunText(w io.Writer, r *RunReport) error {
 	e := &errWriter{w: w}
 	s := r.Summary
 	e.println("Ran:    " + runRan(s, plain))
-	result := "PASSED"
-	if !r.Passed() {
-		result = "FAILED"
-	}
+	result := strings.ToUpper(r.Outcome())
 	o := s.Overall
 	why := ""
 	if w := joinWhy(r.Failures.Why(), responsesWhy(r.Responses)); w != "" {
 		why = " · " + w
 	}
-	if short := undecidedShort(r.Undecided(), blind(r.Faults()), r.Goals); short != "" {
+	if r.Interrupted() {
+		result, why = "INTERRUPTED · "+interruptedWhy, ""
+	} else if short := undecidedShort(r.Undecided(), blind(r.Faults()), r.Goals); short != "" {
 		result, why = "ERROR", " · "+short // the figures decide nothing
 	}
 	e.printf("Result: %s · success rate %s (%s of %s failed)%s\n", result, analyzer.FormatPercent(o.SuccessRate), count(o.Failed), count(o.Requests), why)
@@ -53,7 +52,7 @@ func RunText(w io.Writer, r *RunReport) error {
 func writeEndpointTable(e *errWriter, s *analyzer.Summary) {
 	t := newTable([]string{"ENDPOINT", "REQUESTS", "FAILED", "AVG ms", "P95 ms", "P99 ms", "SQL/REQ"}, 1, 2, 3, 4, 5, 6)
 	row := func(name string, x *analyzer.EndpointSummary) {
-		t.add(name, count(x.Requests), count(x.Failed), num(x.Latency.Avg), num(x.Latency.P95), num(x.Latency.P99), perRequest(&x.SQL))
+		t.add(name, count(x.Requests), count(x.Failed), latNum(x.Latency, x.Latency.Avg), latNum(x.Latency, x.Latency.P95), latNum(x.Latency, x.Latency.P99), perRequest(&x.SQL))
 	}
 	for _, x := range s.Endpoints {
 		row(x.Endpoint, x)
@@ -108,7 +107,11 @@ func ComparisonText(w io.Writer, r *ComparisonReport) error {
 	e := &errWriter{w: w}
 	c := r.Comparison
 	e.println("Ran:     " + comparisonRan(c, plain))
-	e.println("Verdict: " + strings.ToUpper(string(c.Verdict)) + " · " + trimEmoji(comparisonOutcome(r, plain)))
+	word := string(c.Verdict)
+	if r.Interrupted() {
+		word = OutcomeInterrupted
+	}
+	e.println("Verdict: " + strings.ToUpper(word) + " · " + trimEmoji(comparisonOutcome(r, plain)))
 	writeFaultsText(e, c.Faults, "compare again")
 	e.println("")
 	writeComparisonTable(e, c)
@@ -147,9 +150,9 @@ func writeComparisonTable(e *errWriter, c *analyzer.Comparison) {
 	t := newTable(append(head, "SQL/REQ", "VERDICT"), right...)
 	for _, x := range c.Endpoints {
 		row := []string{x.Endpoint,
-			num(x.P95.Baseline) + " / " + num(x.P99.Baseline),
-			num(x.P95.Candidate) + " / " + num(x.P99.Candidate),
-			change(x.P95)}
+			latNum(x.Baseline.Latency, x.P95.Baseline) + " / " + latNum(x.Baseline.Latency, x.P99.Baseline),
+			latNum(x.Candidate.Latency, x.P95.Candidate) + " / " + latNum(x.Candidate.Latency, x.P99.Candidate),
+			latChange(x, x.P95, change)}
 		if all {
 			row = append(row, allRequestsP95(x))
 		}
@@ -173,6 +176,15 @@ func change(ch analyzer.Change) string {
 		d = "−" + strings.TrimPrefix(d, "-")
 	}
 	return d + " " + analyzer.FormatRatio(ch.Ratio)
+}
+
+// latChange is f of x's change ch, or "-" when a side answered no request:
+// a side without latency has no change to show (not a fall to 0 ms).
+func latChange(x *analyzer.EndpointComparison, ch analyzer.Change, f func(analyzer.Change) string) string {
+	if x.Baseline.Latency.Count == 0 || x.Candidate.Latency.Count == 0 {
+		return "-"
+	}
+	return f(ch)
 }
 
 // trimEmoji drops the leading status emoji of an outcome line.

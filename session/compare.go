@@ -70,7 +70,9 @@ type CompareResult struct {
 // Compare replays the same requests against a baseline and a candidate,
 // each with its own mock and SQL counter, under one plan (see
 // replayer.Compare), then compares the two run files. Canceling ctx stops
-// it with an error; the run files keep what was measured. Any other error
+// the load: the run files, kept and marked interrupted, are compared all
+// the same, and the report says the comparison was interrupted (no
+// verdict, never passed). Any other error
 // removes the files and the directory it created, but for a log (a
 // build's, the reset's) that holds output, which the error names.
 func Compare(ctx context.Context, cfg CompareConfig) (res *CompareResult, err error) {
@@ -135,33 +137,50 @@ func Compare(ctx context.Context, cfg CompareConfig) (res *CompareResult, err er
 			analysis = looks.opts
 		}
 	}
-	for i, s := range sides {
-		if err := s.finish([2]replayer.Stats{st.Baseline, st.Candidate}[i]); err != nil {
-			return nil, fmt.Errorf("compare: %w", err)
-		}
+	interrupted := errors.Is(runErr, context.Canceled)
+	if err := finishSides(sides, st, interrupted); err != nil {
+		return nil, err
 	}
-	if runErr != nil {
-		if errors.Is(runErr, context.Canceled) {
-			keep = true
-			return nil, fmt.Errorf("compare interrupted; %s and %s hold the requests completed so far", sides[0].sc.RunPath, sides[1].sc.RunPath)
-		}
+	if runErr != nil && !interrupted {
 		return nil, runErr
 	}
-	// The loads are done: let go of the request index (tens of MB over a
-	// big snapshot; the mocks keep theirs, still listening), and give the
-	// load's garbage back to the system before the analysis allocates its
-	// own: the two together made a big comparison's peak memory.
-	for _, s := range sides {
-		s.releaseReplayer()
+	if interrupted {
+		// The run files say so, and what they hold is compared and
+		// reported (Comparison.Interrupted: no verdict).
+		keep = true
+		ctx = context.WithoutCancel(ctx)
 	}
-	cfg.Source = nil
-	debug.FreeOSMemory()
+	releaseLoads(&cfg, sides)
 	rep, err := CompareFilesWith(ctx, sides[0].sc.RunPath, sides[1].sc.RunPath, cfg.Goals, analysis)
 	if err != nil {
 		return nil, err
 	}
 	rep.Artifacts = cfg.artifacts(sides)
 	return &CompareResult{Report: rep, Stats: st, Dir: cfg.Dir, Sides: sides}, nil
+}
+
+// finishSides closes both sides' run files with what they measured;
+// interrupted marks them so (no verdict).
+func finishSides(sides [2]*Side, st replayer.CompareStats, interrupted bool) error {
+	for i, s := range sides {
+		s.info.Interrupted = interrupted
+		if err := s.finish([2]replayer.Stats{st.Baseline, st.Candidate}[i]); err != nil {
+			return fmt.Errorf("compare: %w", err)
+		}
+	}
+	return nil
+}
+
+// releaseLoads lets go of the request index once the loads are done (tens
+// of MB over a big snapshot; the mocks keep theirs, still listening), and
+// gives the load's garbage back to the system before the analysis
+// allocates its own: the two together made a big comparison's peak memory.
+func releaseLoads(cfg *CompareConfig, sides [2]*Side) {
+	for _, s := range sides {
+		s.releaseReplayer()
+	}
+	cfg.Source = nil
+	debug.FreeOSMemory()
 }
 
 // report is r's report; nil when r is.

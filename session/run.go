@@ -113,6 +113,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		s.noteExit(time.Second)
 	}
 	s.spanLoad(st)
+	s.info.Interrupted = errors.Is(runErr, context.Canceled) // the run file says so: no verdict
 	if err := s.finish(st); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}

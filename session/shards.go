@@ -78,7 +78,7 @@ func runLocal(ctx context.Context, cfg RunConfig) (*RunResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
-	return &RunResult{Report: rep}, nil
+	return &RunResult{Report: rep, Interrupted: rep.Interrupted()}, nil
 }
 
 // compareLocal is Compare with cfg.Local: the shards run here, each side's

@@ -20,7 +20,7 @@ var (
 
 // mergeInfo is the info of the merged run of infos (in order of shard):
 // shard 0's description and settings, the span of them all, their counts
-// added up.
+// added up; interrupted when any shard was.
 func mergeInfo(infos []snapshots.RunInfo) snapshots.RunInfo {
 	out := infos[0]
 	out.Settings = maps.Clone(infos[0].Settings)
@@ -38,6 +38,7 @@ func mergeInfo(infos []snapshots.RunInfo) snapshots.RunInfo {
 			out.Ended = in.Ended
 		}
 		spanLoad(&out, in)
+		out.Interrupted = out.Interrupted || in.Interrupted
 		out.MockMisses += in.MockMisses
 		out.Statements += in.Statements
 		out.StatementErrors += in.StatementErrors

@@ -71,6 +71,11 @@ type RunInfo struct {
 	// build given as a URL, a system without /proc) and in run files
 	// written before replay recorded it.
 	BuildCPU *BuildCPU
+	// Interrupted reports that the run was stopped before its load ended
+	// (Ctrl-C, SIGTERM): the file holds the requests completed until then,
+	// and the run has no verdict. False in run files written before replay
+	// recorded it.
+	Interrupted bool
 }
 
 // LoadSQL is what the SQL counter saw during a run's load: every statement,
@@ -175,10 +180,10 @@ func (w *RunWriter) Add(r *Result) {
 func (w *RunWriter) Added() int64 { return w.lastSeq.Load() }
 
 // Close writes info (its Ended, MockMisses, Statements, StatementErrors,
-// Wiring, UnattributedSQL and Settings replace those given to CreateRun; a
-// zero Ended means now; nil Settings, Wiring, ExplainWeights, LoadSQL and
-// BuildCPU, and zero LoadStarted and LoadEnded, keep the earlier ones),
-// commits and closes the file.
+// Wiring, UnattributedSQL and Settings replace those given to CreateRun, an
+// Interrupted of either marks the run; a zero Ended means now; nil Settings,
+// Wiring, ExplainWeights, LoadSQL and BuildCPU, and zero LoadStarted and
+// LoadEnded, keep the earlier ones), commits and closes the file.
 func (w *RunWriter) Close(info RunInfo) error {
 	err := w.b.close()
 	final := w.info
@@ -205,6 +210,7 @@ func (w *RunWriter) Close(info RunInfo) error {
 		final.BuildCPU = info.BuildCPU
 	}
 	final.StatementErrors = info.StatementErrors
+	final.Interrupted = final.Interrupted || info.Interrupted
 	if info.Settings != nil {
 		final.Settings = info.Settings
 	}
@@ -373,6 +379,9 @@ func writeRunInfo(db *sql.DB, info RunInfo, base int64) error {
 	if !info.LoadStarted.IsZero() {
 		kv = append(kv, [2]string{"load_started_ns", strconv.FormatInt(unixNano(info.LoadStarted), 10)},
 			[2]string{"load_ended_ns", strconv.FormatInt(unixNano(info.LoadEnded), 10)})
+	}
+	if info.Interrupted {
+		kv = append(kv, [2]string{"interrupted", "true"})
 	}
 	if info.LoadSQL != nil {
 		b, err := json.Marshal(info.LoadSQL)

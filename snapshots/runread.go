@@ -90,6 +90,8 @@ func readRunInfo(db *sql.DB) (info RunInfo, base int64, err error) {
 			if err := json.Unmarshal([]byte(v), &info.Truncated); err != nil {
 				return info, 0, fmt.Errorf("read run info: truncated: %w", err)
 			}
+		case "interrupted":
+			info.Interrupted = v == "true"
 		case "base_ns":
 			base = n
 		case "wiring":

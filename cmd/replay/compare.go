@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -78,6 +79,9 @@ func newCmdCompare(s streams) *cobra.Command {
 			}
 			if err := undecided("compare", rep.Undecided()); err != nil {
 				return err
+			}
+			if rep.Interrupted() { // run files of an interrupted run
+				return errors.New("compare: a run was interrupted (stopped before its load ended): no verdict")
 			}
 			return verdict(rep.Passed())
 		},

@@ -51,6 +51,9 @@ func runComparison(ctx context.Context, cfg session.CompareConfig, formats []rep
 	if err := (report.Output{Formats: formats, Dir: res.Dir}).WriteComparison(s.out, res.Report); err != nil {
 		return nil, fmt.Errorf("compare: %w", err)
 	}
+	if res.Report.Interrupted() {
+		return nil, fmt.Errorf("compare interrupted: no verdict; %s holds the run files and reports of the requests completed so far", res.Dir)
+	}
 	return res.Report, nil
 }
 

@@ -78,6 +78,9 @@ func reportRun(ctx context.Context, opts *reportOptions, s streams) error {
 		if err := out.WriteRun(s.out, rep); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
+		if rep.Interrupted() {
+			return fmt.Errorf("report: %s: the run was interrupted (stopped before its load ended): no verdict", opts.path)
+		}
 		if err := undecided("report", rep.Undecided()); err != nil {
 			return err
 		}
@@ -95,6 +98,9 @@ func reportRun(ctx context.Context, opts *reportOptions, s streams) error {
 	}
 	if err := undecided("report", rep.Undecided()); err != nil {
 		return err
+	}
+	if rep.Interrupted() {
+		return fmt.Errorf("report: %s: the comparison was interrupted (stopped before its load ended): no verdict", opts.path)
 	}
 	return verdict(rep.Passed())
 }
