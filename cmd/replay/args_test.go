@@ -15,6 +15,10 @@ func TestArgErrors(t *testing.T) {
 		{[]string{"demo", "x"}, `replay: demo: takes no arguments, got "x"` + "\n"},
 		{[]string{"k8s", "collect", "y"}, `replay: k8s collect: takes no arguments, got "y"` + "\n"},
 		{[]string{"merge", "--out", "m.run"}, "replay: merge: expects at least 1 argument (the shards' run files), got none\n"},
+		// Usage errors cobra words itself name the command too.
+		{[]string{"merge", "a.run"}, "replay: merge: required flag(s) \"out\" not set\n"},
+		{[]string{"inspect", "a.snap", "--colour"}, "replay: inspect: unknown flag: --colour\n"},
+		{[]string{"snapshot", "export", "a.snap", "--nope"}, "replay: snapshot export: unknown flag: --nope\n"},
 	} {
 		code, stdout, stderr := cliRun(t, "", tc.args...)
 		if code != exitUsage || stdout != "" || stderr != tc.want {

@@ -70,8 +70,18 @@ func run(args []string, s streams) int {
 	root.SetIn(s.in)
 	root.SetOut(s.out)
 	root.SetErr(s.err)
-	err := root.ExecuteContext(ctx)
-	return exitCode(err, s.err)
+	cmd, err := root.ExecuteContextC(ctx)
+	return exitCode(nameCommand(root, cmd, err), s.err)
+}
+
+// nameCommand puts the command's name before a usage error cobra worded
+// ("run: required flag(s) \"out\" not set"), so a script's log says which of
+// its replay commands was wrong.
+func nameCommand(root, cmd *cobra.Command, err error) error {
+	if err == nil || cmd == nil || cmd == root || !isCobraUsage(err) {
+		return err
+	}
+	return usageError{fmt.Errorf("%s: %w", strings.TrimPrefix(cmd.CommandPath(), root.Name()+" "), err)}
 }
 
 // exitCode maps an error to the exit code and prints it as one line.
