@@ -130,8 +130,8 @@ func mockFaults(info snapshots.RunInfo, whose, build string) []Fault {
 	}
 	if w.MockCalls > 0 && float64(info.MockMisses) > MaxMockMissRate*float64(w.MockCalls) && !MissesPassedThrough(info) {
 		out = append(out, Fault{Side: info.Name, Kind: FaultMockMisses, Text: fmt.Sprintf(
-			"%s's mock could not answer %d of its %d calls (%s, over %s): %s got errors instead of recorded answers; see the closest recorded requests with 'replay mock', then record again or allow --on-miss passthrough",
-			whose, info.MockMisses, w.MockCalls, FormatPercent(100*float64(info.MockMisses)/float64(w.MockCalls)), FormatPercent(100*MaxMockMissRate), build)})
+			"%s's mock could not answer %d of its %s (%s, over %s): %s got errors instead of recorded answers; see the closest recorded requests with 'replay mock', then record again or allow --on-miss passthrough",
+			whose, info.MockMisses, plural(w.MockCalls, "call"), FormatPercent(100*float64(info.MockMisses)/float64(w.MockCalls)), FormatPercent(100*MaxMockMissRate), build)})
 	}
 	return out
 }

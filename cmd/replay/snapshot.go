@@ -168,7 +168,16 @@ func importRun(ctx context.Context, opts *importOptions) error {
 		return fmt.Errorf("snapshot import %s: %w", opts.input, err)
 	}
 	st := w.Stats()
-	fmt.Fprintf(opts.stdout, "imported %d exchanges (%d inbound, %d outbound) and %d SQL statements into %s; %d entries rejected\n",
-		st.InboundRecorded+st.OutboundRecorded, st.InboundRecorded, st.OutboundRecorded, st.Statements, opts.out, rejects.N)
+	fmt.Fprintf(opts.stdout, "imported %s (%d inbound, %d outbound) and %s into %s; %s rejected\n",
+		plural(st.InboundRecorded+st.OutboundRecorded, "exchange"), st.InboundRecorded, st.OutboundRecorded,
+		plural(st.Statements, "SQL statement"), opts.out, entries(rejects.N))
 	return nil
+}
+
+// entries is n import entries: "1 entry", "3 entries".
+func entries(n int) string {
+	if n == 1 {
+		return "1 entry"
+	}
+	return fmt.Sprintf("%d entries", n)
 }
