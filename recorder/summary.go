@@ -96,7 +96,7 @@ func marginText(m float64) string {
 // and the counts of what was incomplete, lost or skipped, when not zero.
 func (st PcapStats) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "pcap: %d packets (%s); %d HTTP connections", st.Packets, st.Format, st.Connections)
+	fmt.Fprintf(&b, "pcap: %s (%s); %s", nThings(st.Packets, "packet", "packets"), st.Format, nThings(st.Connections, "HTTP connection", "HTTP connections"))
 	if len(st.Ports) > 0 {
 		ports := make([]string, len(st.Ports))
 		for i, p := range st.Ports {
@@ -108,19 +108,19 @@ func (st PcapStats) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, " (%d of them HTTP/2, h2c)", st.HTTP2Connections)
 	}
 	for _, n := range []struct {
-		n    int64
-		what string
+		n         int64
+		one, many string
 	}{
-		{st.Incomplete, "exchanges incomplete (see their error)"},
-		{st.OrphanResponses, "responses to requests before the capture"},
-		{st.Gaps, "gaps where packets were lost"},
-		{st.HTTP2Broken, "HTTP/2 connections not read past a gap (their later streams are lost)"},
-		{st.CutPackets, "packets cut short by the capture's snapshot length (capture with -s 0)"},
-		{st.TLSConnections, "TLS connections skipped (encrypted)"},
-		{st.OtherConnections, "connections skipped (not HTTP/1 or h2c)"},
+		{st.Incomplete, "exchange incomplete (see its error)", "exchanges incomplete (see their error)"},
+		{st.OrphanResponses, "response to a request before the capture", "responses to requests before the capture"},
+		{st.Gaps, "gap where packets were lost", "gaps where packets were lost"},
+		{st.HTTP2Broken, "HTTP/2 connection not read past a gap (its later streams are lost)", "HTTP/2 connections not read past a gap (their later streams are lost)"},
+		{st.CutPackets, "packet cut short by the capture's snapshot length (capture with -s 0)", "packets cut short by the capture's snapshot length (capture with -s 0)"},
+		{st.TLSConnections, "TLS connection skipped (encrypted)", "TLS connections skipped (encrypted)"},
+		{st.OtherConnections, "connection skipped (not HTTP/1 or h2c)", "connections skipped (not HTTP/1 or h2c)"},
 	} {
 		if n.n > 0 {
-			fmt.Fprintf(&b, "; %d %s", n.n, n.what)
+			b.WriteString("; " + nThings(n.n, n.one, n.many))
 		}
 	}
 	b.WriteByte('\n')
@@ -140,4 +140,12 @@ func (st PcapStats) Warning() string {
 		return "no HTTP exchange in the capture, only TLS: capture the plain HTTP between the TLS terminator and the app"
 	}
 	return "no HTTP exchange (HTTP/1 or h2c) in the capture"
+}
+
+// nThings is "1 ONE" or "N MANY".
+func nThings[N int | int64](n N, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -74,7 +74,7 @@ func TestPcapStatsText(t *testing.T) {
 			"pcap: 120 packets (pcapng); 3 HTTP connections on port 80, 8080\n", ""},
 		{"troubled", PcapStats{Format: "pcap (gzip)", Packets: 50, TCPPackets: 50, Connections: 1, Exchanges: 2, Incomplete: 1,
 			OrphanResponses: 2, Gaps: 3, CutPackets: 4, TLSConnections: 5, OtherConnections: 6, Ports: []int{80}},
-			"pcap: 50 packets (pcap (gzip)); 1 HTTP connections on port 80; 1 exchanges incomplete (see their error)" +
+			"pcap: 50 packets (pcap (gzip)); 1 HTTP connection on port 80; 1 exchange incomplete (see its error)" +
 				"; 2 responses to requests before the capture; 3 gaps where packets were lost" +
 				"; 4 packets cut short by the capture's snapshot length (capture with -s 0)" +
 				"; 5 TLS connections skipped (encrypted); 6 connections skipped (not HTTP/1 or h2c)\n", ""},
@@ -82,7 +82,7 @@ func TestPcapStatsText(t *testing.T) {
 			"pcap: 7 packets (pcap); 0 HTTP connections\n",
 			"no TCP packet in the capture to or from the ports given"},
 		{"only TLS", PcapStats{Format: "pcap", Packets: 7, TCPPackets: 7, TLSConnections: 1},
-			"pcap: 7 packets (pcap); 0 HTTP connections; 1 TLS connections skipped (encrypted)\n",
+			"pcap: 7 packets (pcap); 0 HTTP connections; 1 TLS connection skipped (encrypted)\n",
 			"no HTTP exchange in the capture, only TLS: capture the plain HTTP between the TLS terminator and the app"},
 		{"no HTTP", PcapStats{Format: "pcap", Packets: 7, TCPPackets: 7},
 			"pcap: 7 packets (pcap); 0 HTTP connections\n",

@@ -77,11 +77,11 @@ func newCmdCompare(s streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := undecided("compare", rep.Undecided()); err != nil {
-				return err
-			}
 			if rep.Interrupted() { // run files of an interrupted run
 				return errors.New("compare: a run was interrupted (stopped before its load ended): no verdict")
+			}
+			if err := undecided("compare", rep.Undecided()); err != nil {
+				return err
 			}
 			return verdict(rep.Passed())
 		},

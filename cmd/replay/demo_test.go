@@ -121,7 +121,7 @@ func TestDemoInterrupted(t *testing.T) {
 		t.Fatal("demo still running a minute after SIGINT")
 	}
 	msg := stderr.String()
-	if !strings.Contains(msg, "hold the requests completed so far") || !strings.Contains(msg, "are in "+out) {
+	if !strings.Contains(msg, "of the requests completed so far") || !strings.Contains(msg, "are in "+out) {
 		t.Errorf("stderr does not say where the run files are:\n%s", msg)
 	}
 	for _, f := range []string{"demo.snap", "compare/baseline.run", "compare/candidate.run"} {

@@ -96,11 +96,11 @@ func reportRun(ctx context.Context, opts *reportOptions, s streams) error {
 	if err := out.WriteComparison(s.out, rep); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if err := undecided("report", rep.Undecided()); err != nil {
-		return err
-	}
 	if rep.Interrupted() {
 		return fmt.Errorf("report: %s: the comparison was interrupted (stopped before its load ended): no verdict", opts.path)
+	}
+	if err := undecided("report", rep.Undecided()); err != nil {
+		return err
 	}
 	return verdict(rep.Passed())
 }

@@ -118,7 +118,7 @@ func TestSQLCountTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"listening on " + addr.String() + " (TLS offered), forwarding to " + c.Addr() + " over TLS (verify-full)", "1 statements"} {
+	for _, want := range []string{"listening on " + addr.String() + " (TLS offered), forwarding to " + c.Addr() + " over TLS (verify-full)", "1 statement, 1 fingerprint"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
 		}
