@@ -100,7 +100,7 @@ func TestRecordFromPcap(t *testing.T) {
 				{"inbound", "shop:8080", "GET", "/orders/{id}/status", "1"},
 				{"inbound", "shop:8080", "POST", "/orders", "1"},
 			},
-			pcapLine: "pcap: 12 packets (pcap); 1 HTTP connections on port 8080",
+			pcapLine: "pcap: 12 packets (pcap); 1 HTTP connection on port 8080",
 		},
 		{
 			name: "every port",
