@@ -240,6 +240,7 @@ func (s *Side) open(vus int, settings map[string]string) error {
 
 		AllowTruncated: c.AllowTruncated,
 		Shard:          c.shard,
+		State:          c.State,
 	}
 	if s.sql != nil {
 		cfg.SQL = s.sql
@@ -305,6 +306,9 @@ func (s *Side) finish(st replayer.Stats) error {
 		s.info.LoadSQL = s.load.result()
 	}
 	s.info.Wiring = s.wiringFacts()
+	if s.rp != nil {
+		s.info.State = s.rp.State()
+	}
 	stallSettings(s.info.Settings, st)
 	s.writeHashes()
 	w := s.run

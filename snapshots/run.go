@@ -59,6 +59,10 @@ type RunInfo struct {
 	// replay's --allow-truncated replays; nil when there were none, and in
 	// run files written before replay recorded it.
 	Truncated map[string]int64
+	// State is what the replay's stage did with tokens and correlated
+	// values (never a token); nil when it did nothing, and in run files
+	// written before replay recorded it.
+	State *State
 }
 
 // LoadSQL is what the SQL counter saw during a run's load: every statement,
@@ -350,6 +354,13 @@ func writeRunInfo(db *sql.DB, info RunInfo, base int64) error {
 			return fmt.Errorf("store run info: truncated: %w", err)
 		}
 		kv = append(kv, [2]string{"truncated", string(b)})
+	}
+	if !info.State.Empty() {
+		b, err := json.Marshal(info.State)
+		if err != nil {
+			return fmt.Errorf("store run info: state: %w", err)
+		}
+		kv = append(kv, [2]string{"state", string(b)})
 	}
 	if info.LoadSQL != nil {
 		b, err := json.Marshal(info.LoadSQL)
