@@ -343,6 +343,9 @@ func (c *Comparison) addRunNotes() {
 			c.Notes = append(c.Notes, n)
 		}
 	}
+	for i, info := range []snapshots.RunInfo{base.Info, cand.Info} {
+		c.Notes = append(c.Notes, StateNotes(info, [2]string{"baseline", "candidate"}[i])...)
+	}
 }
 
 // endpointUnion lists the endpoints of either summary, busiest first

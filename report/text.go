@@ -90,7 +90,8 @@ func runNotes(s *analyzer.Summary) []string {
 	} else if m > 0 {
 		notes = append(notes, fmt.Sprintf("Mock: %d upstream calls had no recorded answer.", m))
 	}
-	return append(notes, analyzer.TruncatedNotes(s.Info, "")...)
+	notes = append(notes, analyzer.TruncatedNotes(s.Info, "")...)
+	return append(notes, analyzer.StateNotes(s.Info, "")...)
 }
 
 // ComparisonText writes a comparison for a terminal: the verdict, a table

@@ -189,6 +189,9 @@ func (w *RunWriter) Close(info RunInfo) error {
 	if info.LoadSQL != nil {
 		final.LoadSQL = info.LoadSQL
 	}
+	if info.State != nil {
+		final.State = info.State
+	}
 	final.StatementErrors = info.StatementErrors
 	if info.Settings != nil {
 		final.Settings = info.Settings

@@ -46,10 +46,13 @@ func NewResource(iss *Issuer) *Resource {
 }
 
 // Tokens returns how many distinct tokens the service was given.
-func (rs *Resource) Tokens() int {
-	n := 0
-	rs.auths.Range(func(any, any) bool { n++; return true })
-	return n
+func (rs *Resource) Tokens() int { return len(rs.Seen()) }
+
+// Seen returns the distinct tokens the service was given.
+func (rs *Resource) Seen() []string {
+	var out []string
+	rs.auths.Range(func(k, _ any) bool { out = append(out, k.(string)); return true })
+	return out
 }
 
 func (rs *Resource) ServeHTTP(w http.ResponseWriter, r *http.Request) {

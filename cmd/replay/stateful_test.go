@@ -1,0 +1,236 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/replaykit/replay/internal/authtest"
+	"github.com/replaykit/replay/snapshots"
+)
+
+// transactionsSnapshot writes a recording of n clients' POST
+// /transactions/random and GET of the id its answer held, their
+// Authorization redacted with the scheme kept.
+func transactionsSnapshot(t *testing.T, n int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tx.snap")
+	w, err := snapshots.Create(path, snapshots.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for i := range n {
+		id := fmt.Sprintf("0000%04d-1111-4222-8333-444455556666", i)
+		start = start.Add(10 * time.Millisecond)
+		w.AddExchange(&snapshots.Exchange{Direction: snapshots.Inbound, Protocol: "http", Service: "svc:8080", Start: start,
+			Duration: time.Millisecond, Method: "POST", URL: "http://svc:8080/transactions/random",
+			RequestHeader: http.Header{"Authorization": {"Bearer " + snapshots.Redacted}, "Content-Type": {"application/json"}},
+			RequestBody:   []byte(`{}`), Status: 201,
+			ResponseHeader: http.Header{"Content-Type": {"application/json"}}, ResponseBody: []byte(`{"id":"` + id + `","amount":42}`)})
+		start = start.Add(10 * time.Millisecond)
+		w.AddExchange(&snapshots.Exchange{Direction: snapshots.Inbound, Protocol: "http", Service: "svc:8080", Start: start,
+			Duration: time.Millisecond, Method: "GET", URL: "http://svc:8080/transactions/" + id,
+			RequestHeader: http.Header{"Authorization": {"Bearer " + snapshots.Redacted}}, Status: 200,
+			ResponseHeader: http.Header{"Content-Type": {"application/json"}}, ResponseBody: []byte(`{"id":"` + id + `","amount":42}`)})
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// authStack starts an OpenID provider with 2 s tokens and the resource
+// service trusting it.
+func authStack(t *testing.T) (*authtest.Issuer, *authtest.Resource, string) {
+	t.Helper()
+	iss := authtest.StartIssuer(t, 2*time.Second)
+	rs := authtest.NewResource(iss)
+	srv := httptest.NewServer(rs)
+	t.Cleanup(srv.Close)
+	return iss, rs, srv.URL
+}
+
+// cmdlines watches the process tree of pid until stop is closed and
+// returns every command line seen (/proc/PID/cmdline).
+func cmdlines(pid int, stop <-chan struct{}) []string {
+	seen := map[string]bool{}
+	for {
+		for _, p := range descendants(pid) {
+			if b, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline"); err == nil && len(b) > 0 {
+				seen[string(bytes.ReplaceAll(b, []byte{0}, []byte{' '}))] = true
+			}
+		}
+		select {
+		case <-stop:
+			var out []string
+			for c := range seen {
+				out = append(out, c)
+			}
+			return out
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// descendants returns pid and its descendants (the children of every
+// thread: a Go process starts them from any).
+func descendants(pid int) []int {
+	out := []int{pid}
+	for i := 0; i < len(out); i++ {
+		files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", out[i]))
+		for _, file := range files {
+			b, _ := os.ReadFile(file)
+			for _, f := range strings.Fields(string(b)) {
+				if c, err := strconv.Atoi(f); err == nil {
+					out = append(out, c)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// runWatched runs the replay binary with env added, and returns its exit
+// code, its output and the command lines of its process tree.
+func runWatched(t *testing.T, bin string, env []string, args ...string) (int, string, []string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var lines []string
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); lines = cmdlines(cmd.Process.Pid, stop) }()
+	err := cmd.Wait()
+	close(stop)
+	wg.Wait()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, out.String(), lines
+}
+
+// noSecrets fails when a secret is in a file under dir, in out or in a
+// command line.
+func noSecrets(t *testing.T, secrets []string, dir, out string, lines []string) {
+	t.Helper()
+	filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return nil
+		}
+		b, _ := os.ReadFile(path)
+		for _, s := range secrets {
+			if bytes.Contains(b, []byte(s)) {
+				t.Errorf("%s holds a secret (%.12s…)", path, s)
+			}
+		}
+		return nil
+	})
+	for _, s := range secrets {
+		if strings.Contains(out, s) {
+			t.Errorf("the output holds a secret (%.12s…)", s)
+		}
+		for _, l := range lines {
+			if strings.Contains(l, s) {
+				t.Errorf("command line %q holds a secret", l)
+			}
+		}
+	}
+}
+
+// `replay run --oauth2-…` with --shards 2 --local in the open model, and
+// `--token-cmd` in the closed model, against a real OpenID provider whose
+// JWTs live 2 s and a service checking them: no 401, every id the replayed
+// POSTs created read back (no 404), the link listed; neither the secret nor
+// a token in the run files, the reports or a command line.
+func TestRunAuthenticatedTrafficWithFreshTokensAndCorrelatedIds(t *testing.T) {
+	bin := buildReplay(t)
+	iss, rs, target := authStack(t)
+	snap := transactionsSnapshot(t, 10)
+	dir := t.TempDir()
+	cases := []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"oauth2, open model, 2 local shards", []string{"REPLAY_TEST_SECRET=" + authtest.ClientSecret},
+			[]string{"--oauth2-token-url", iss.TokenURL, "--oauth2-client-id", authtest.ClientID, "--oauth2-scope", "openid",
+				"--oauth2-client-secret-env", "REPLAY_TEST_SECRET", "--rate", "100/s", "--shards", "2", "--local"}},
+		{"token command, closed model", []string{"REPLAY_TEST_SECRET=" + authtest.ClientSecret},
+			// The secret goes to curl on its standard input (printf is a
+			// shell builtin): not in a command line either.
+			[]string{"--token-cmd", `printf 'user = "` + authtest.ClientID + `:%s"\n' "$REPLAY_TEST_SECRET" | curl -sf -K - -d grant_type=client_credentials -d scope=openid ` + iss.TokenURL + ` | jq -r .access_token`,
+				"--vus", "4"}},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			unauthorized, notFound := rs.Unauthorized.Load(), rs.NotFound.Load()
+			out := filepath.Join(dir, strconv.Itoa(i)+".run")
+			args := append([]string{"run", "--snapshot", snap, "--target", target, "--duration", "5s", "--out", out,
+				"--format", "text,json", "--report-dir", filepath.Join(dir, "report"+strconv.Itoa(i))}, c.args...)
+			code, stdout, lines := runWatched(t, bin, c.env, args...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, stdout)
+			}
+			if n := rs.Unauthorized.Load() - unauthorized; n != 0 {
+				t.Errorf("the service answered 401 ×%d; want none\n%s", n, stdout)
+			}
+			if n := rs.NotFound.Load() - notFound; n != 0 {
+				t.Errorf("the service answered 404 ×%d; want none\n%s", n, stdout)
+			}
+			if !strings.Contains(stdout, "Link: $.id of POST /transactions/random → path of GET /transactions/{id}: ") {
+				t.Errorf("the report lists no link:\n%s", stdout)
+			}
+			run, err := snapshots.OpenRun(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			info := run.Info()
+			run.Close()
+			if st := info.State; st == nil || len(st.Links) != 1 || st.Links[0].Resolved != st.Links[0].Requests || st.Links[0].Requests < 50 {
+				t.Errorf("run file state %+v; want the link resolved every time", st)
+			}
+			if rs.Tokens() < 2 {
+				t.Errorf("the service saw %d tokens; want them refreshed", rs.Tokens())
+			}
+			noSecrets(t, append(rs.Seen(), authtest.ClientSecret), dir, stdout, lines)
+			if strings.Contains(c.name, "shards") && len(lines) < 3 {
+				t.Errorf("saw %d command lines; want the shards' too", len(lines))
+			}
+		})
+	}
+}
+
+// A recording whose Authorization was redacted, replayed with no token
+// source against a service that wants one: the report says why the
+// requests failed and what to give.
+func TestRunRedactedAuthorizationSaysWhatToGive(t *testing.T) {
+	bin := buildReplay(t)
+	_, _, target := authStack(t)
+	snap := transactionsSnapshot(t, 2)
+	code, out := runBin(t, bin, "run", "--snapshot", snap, "--target", target, "--iterations", "1", "--out", filepath.Join(t.TempDir(), "r.run"))
+	if code != 99 {
+		t.Errorf("exit %d; want 99 (the run failed)\n%s", code, out)
+	}
+	if !strings.Contains(out, "the recording's Authorization was redacted; give --token-cmd or --oauth2-") {
+		t.Errorf("the report does not say why:\n%s", out)
+	}
+}
