@@ -81,13 +81,17 @@ func (ts *timeShift) replace(s string, off time.Duration) string {
 		if err != nil || !ts.within(t) {
 			return m
 		}
-		layout := time.RFC3339
+		zone := "Z07:00"
+		if !strings.HasSuffix(m, "Z") {
+			zone = "-07:00" // "+00:00" stays so
+		}
+		layout := "2006-01-02T15:04:05" + zone
 		if i := strings.IndexByte(m, '.'); i >= 0 {
 			frac := 0
 			for j := i + 1; j < len(m) && m[j] >= '0' && m[j] <= '9'; j++ {
 				frac++
 			}
-			layout = "2006-01-02T15:04:05." + strings.Repeat("0", frac) + "Z07:00"
+			layout = "2006-01-02T15:04:05." + strings.Repeat("0", frac) + zone
 		}
 		out := t.Add(off).In(t.Location()).Format(layout)
 		ts.shifted.Add(1)

@@ -2,9 +2,11 @@ package replayer
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -190,5 +192,78 @@ func TestStateLoginCookieIsReplayedLive(t *testing.T) {
 	st := r.State()
 	if st == nil || len(st.Links) == 0 || !strings.HasPrefix(st.Links[0].From, "Set-Cookie of POST /login") {
 		t.Errorf("state %+v; want the cookie link listed", st)
+	}
+}
+
+// --shift-times moves timestamps within the recording's span by the
+// replay's offset, in the query and the body; others stay.
+func TestStateShiftTimes(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var mu sync.Mutex
+	var seen []*http.Request
+	var bodies []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b := make([]byte, 512)
+		n, _ := r.Body.Read(b)
+		mu.Lock()
+		seen, bodies = append(seen, r), append(bodies, string(b[:n]))
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	exs := []*snapshots.Exchange{
+		{ID: 1, Direction: snapshots.Inbound, Method: "GET", Start: t0, Duration: time.Second, Status: 200,
+			URL: fmt.Sprintf("http://svc/events?since=%s&until=%d&born=2001-02-03T04:05:06Z", t0.Add(-500*time.Millisecond).Format(time.RFC3339Nano), t0.Unix())},
+		{ID: 2, Direction: snapshots.Inbound, Method: "POST", URL: "http://svc/events", Start: t0.Add(10 * time.Second), Duration: time.Second, Status: 201,
+			RequestBody: []byte(`{"at":"2026-01-02T03:04:10.250+00:00","n":1}`)},
+	}
+	r := newReplayer(t, Config{Target: srv.URL, Exchanges: exs, State: StateConfig{ShiftTimes: true}})
+	start := time.Now()
+	var s statusSink
+	if _, err := r.Run(context.Background(), LoadPlan{Iterations: 1}, &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 2 {
+		t.Fatalf("target saw %d requests", len(seen))
+	}
+	q := seen[0].URL.Query()
+	since, err := time.Parse(time.RFC3339Nano, q.Get("since"))
+	if err != nil || since.Sub(start) > 2*time.Second || start.Sub(since) > 2*time.Second {
+		t.Errorf("since=%s (%v); want about now, %s", q.Get("since"), err, start.UTC())
+	}
+	if q.Get("until") == fmt.Sprint(t0.Unix()) || q.Get("born") != "2001-02-03T04:05:06Z" {
+		t.Errorf("until=%s born=%s; want until moved and born (outside the recording) kept", q.Get("until"), q.Get("born"))
+	}
+	var at struct{ At string }
+	if err := json.Unmarshal([]byte(bodies[1]), &at); err != nil || !regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00$`).MatchString(at.At) || strings.HasPrefix(at.At, "2026-01-02T03") {
+		t.Errorf("body %s: want $.at moved, its layout kept", bodies[1])
+	}
+	if st := r.State(); st == nil || st.Shifted != 3 {
+		t.Errorf("state %+v; want 3 timestamps shifted", st)
+	}
+}
+
+// When the source of a value fails, the dependent request goes out with
+// the recorded value, and its 404 is put down to the missing link.
+func TestStateUnresolvedLinkExplainsTheNotFound(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "POST" {
+			http.Error(w, "down", http.StatusInternalServerError)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	r := newReplayer(t, Config{Target: srv.URL, Exchanges: transactions(3), State: StateConfig{Correlate: true}})
+	var s statusSink
+	if _, err := r.Run(context.Background(), LoadPlan{Iterations: 1}, &s); err != nil {
+		t.Fatal(err)
+	}
+	st := r.State()
+	if st == nil || len(st.Links) != 1 {
+		t.Fatalf("state %+v; want one link", st)
+	}
+	l := st.Links[0]
+	if l.Requests != 3 || l.Resolved != 0 || l.NotFound != 3 || l.Why != "its source was answered 500" {
+		t.Errorf("link %+v; want 3 unresolved, 3 answered 404, the source's 500 named", l)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -232,5 +233,68 @@ func TestRunRedactedAuthorizationSaysWhatToGive(t *testing.T) {
 	}
 	if !strings.Contains(out, "the recording's Authorization was redacted; give --token-cmd or --oauth2-") {
 		t.Errorf("the report does not say why:\n%s", out)
+	}
+}
+
+// A comparison of two builds of the authenticated service, the candidate
+// 30 ms slower, with OAuth2 tokens that live 2 s: a regression on both
+// endpoints, with no 401 and no 404 on either side, and each side's links
+// listed.
+func TestCompareAuthenticatedSlowerCandidateIsARegression(t *testing.T) {
+	iss, base, baseURL := authStack(t)
+	cand := authtest.NewResource(iss)
+	cand.Delay = 30 * time.Millisecond
+	candSrv := httptest.NewServer(cand)
+	defer candSrv.Close()
+	t.Setenv("OAUTH2_CLIENT_SECRET", authtest.ClientSecret)
+	snap := transactionsSnapshot(t, 5)
+	code, stdout, stderr := replayCompare(t, "--snapshot", snap, "--baseline-url", baseURL, "--candidate-url", candSrv.URL,
+		"--oauth2-token-url", iss.TokenURL, "--oauth2-client-id", authtest.ClientID,
+		"--duration", "3s", "--warmup", "0s", "--vus", "2", "--format", "json", "--out", filepath.Join(t.TempDir(), "out"))
+	if code != exitRegression {
+		t.Fatalf("exit %d, want 99; stderr %s\n%s", code, stderr, stdout)
+	}
+	var doc compareJSON
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
+	}
+	if v := verdicts(doc); v["POST /transactions/random"] != "regression" || v["GET /transactions/{id}"] != "regression" {
+		t.Errorf("verdicts %v; want both endpoints a regression", v)
+	}
+	for side, rs := range map[string]*authtest.Resource{"baseline": base, "candidate": cand} {
+		if rs.Unauthorized.Load() != 0 || rs.NotFound.Load() != 0 || rs.Created.Load() == 0 {
+			t.Errorf("%s: 401 ×%d, 404 ×%d, %d created; want no 401 or 404", side, rs.Unauthorized.Load(), rs.NotFound.Load(), rs.Created.Load())
+		}
+		if !strings.Contains(stdout, side+": Link: $.id of POST /transactions/random → path of GET /transactions/{id}") {
+			t.Errorf("the report lists no link for the %s:\n%s", side, stdout)
+		}
+	}
+}
+
+func TestStateFlagUsageErrors(t *testing.T) {
+	snap := runSnapshot(t, "GET /a")
+	base := []string{"--snapshot", snap, "--out", filepath.Join(t.TempDir(), "x.run"), "--target", "http://127.0.0.1:1"}
+	t.Setenv("OAUTH2_CLIENT_SECRET", "")
+	oauth := []string{"--oauth2-token-url", "http://127.0.0.1:1/token", "--oauth2-client-id", "c"}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"two sources", append([]string{"--token-cmd", "echo t"}, oauth...), "give one token source"},
+		{"url without id", []string{"--oauth2-token-url", "http://x/token"}, "--oauth2-token-url and --oauth2-client-id go together"},
+		{"no secret", oauth, "set it in $OAUTH2_CLIENT_SECRET"},
+		{"no secret in the named variable", append(oauth, "--oauth2-client-secret-env", "NO_SUCH_VARIABLE"), "set it in $NO_SUCH_VARIABLE"},
+		{"bad url", []string{"--oauth2-token-url", "x/token", "--oauth2-client-id", "c"}, "want an http:// or https:// URL"},
+		{"ttl without command", []string{"--token-ttl", "1m"}, "--token-ttl: give it with --token-cmd"},
+		{"header without source", []string{"--token-header", "X-Token"}, "give --token-cmd or --oauth2-token-url"},
+		{"format without {token}", []string{"--token-cmd", "echo t", "--token-format", "Bearer x"}, "want {token}"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := replayRun(t, append(base, c.args...)...)
+			if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+				t.Errorf("exit %d, stderr %q; want 2 and one line with %q", code, stderr, c.want)
+			}
+		})
 	}
 }
