@@ -113,7 +113,15 @@ type linkDetector struct {
 	set        *linkSet
 	parent     map[int]int    // union-find over positions
 	endpoints  map[int]string // of the positions whose answers hold values
+	values     int            // generated values held, at most maxGenerated
 }
+
+// Bounds on what correlation holds in memory for a big recording: the
+// values answers generated (the first ones), and the requests linked.
+const (
+	maxGenerated = 1 << 20
+	maxLinked    = 1 << 20
+)
 
 func newLinkDetector(sessionKey string) *linkDetector {
 	return &linkDetector{sessionKey: http.CanonicalHeaderKey(sessionKey), clients: map[string]*client{},
@@ -152,7 +160,10 @@ func (d *linkDetector) add(pos int, e *snapshots.Exchange) {
 			return
 		}
 		if _, ok := c.gen[v]; !ok && !c.sent[v] {
-			c.gen[v] = generated{pos: pos, at: at}
+			if d.values < maxGenerated {
+				d.values++
+				c.gen[v] = generated{pos: pos, at: at}
+			}
 		}
 	})
 }
@@ -180,6 +191,9 @@ func (d *linkDetector) cookieUse(pos int, ep string, c *client, to loc, v string
 // link notes that the request at pos takes value from src's answer.
 func (d *linkDetector) link(pos int, ep string, src int, from, to loc, value string) {
 	s := d.set
+	if _, ok := s.uses[pos]; !ok && len(s.uses) >= maxLinked {
+		return
+	}
 	for _, u := range s.uses[pos] {
 		if u.src == src && u.from == from && u.to == to {
 			return
