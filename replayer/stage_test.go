@@ -267,3 +267,32 @@ func TestStateUnresolvedLinkExplainsTheNotFound(t *testing.T) {
 		t.Errorf("link %+v; want 3 unresolved, 3 answered 404, the source's 500 named", l)
 	}
 }
+
+// A token the target refuses is dropped at once: the request is sent
+// again once with a fresh one, and counted apart.
+func TestStateRefusedTokenRetriedOnceWithAFreshOne(t *testing.T) {
+	var fetched atomicCount
+	src := tokens.NewCache(func(ctx context.Context) (string, time.Time, error) {
+		return fmt.Sprintf("tok%d", fetched.Add(1)), time.Time{}, nil // no expiry known
+	})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "Bearer tok1" { // revoked
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	exs := transactions(2)[:1]
+	r := newReplayer(t, Config{Target: srv.URL, Exchanges: exs, State: StateConfig{Tokens: src}})
+	var s statusSink
+	if _, err := r.Run(context.Background(), LoadPlan{Iterations: 3}, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.status[200] != 3 || fetched.Load() != 2 {
+		t.Errorf("statuses %v after %d fetches; want 3 × 200, the refused token replaced once", s.status, fetched.Load())
+	}
+	if st := r.State(); st == nil || st.TokenRetries != 1 {
+		t.Errorf("state %+v; want 1 retry counted", st)
+	}
+}
