@@ -23,10 +23,17 @@ type liveAnswers struct {
 	waits map[int64]chan struct{}
 	order []int64 // keys in the order they were put, for pruning
 	keep  int     // most answers kept
+	// latest is the last answer put of each source position, for requests
+	// outside the sequence (the explain phase) and sources not replayed.
+	latest map[int]*answer
+	// byEndpoint is the last answer put of each source endpoint, when the
+	// source's own is not there.
+	byEndpoint map[string]*answer
 }
 
 func (l *liveAnswers) init() {
 	l.first, l.done, l.waits, l.keep = -1, map[int64]*answer{}, map[int64]chan struct{}{}, 4096
+	l.latest, l.byEndpoint = map[int]*answer{}, map[string]*answer{}
 }
 
 func (l *liveAnswers) start(cursor int64) {
@@ -69,10 +76,29 @@ func (l *liveAnswers) get(ctx context.Context, key int64, timeout time.Duration)
 	return l.done[key], true, ""
 }
 
-// put keeps the answer of the source at key and wakes its dependents.
-func (l *liveAnswers) put(key int64, a *answer) {
+// last returns the last answer put of the source at pos, else of its
+// endpoint ep; nil when none.
+func (l *liveAnswers) last(pos int, ep string) *answer {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if a := l.latest[pos]; a != nil {
+		return a
+	}
+	return l.byEndpoint[ep]
+}
+
+// put keeps the answer of the source at pos, sent as key (negative:
+// outside the sequence), and wakes its dependents.
+func (l *liveAnswers) put(key int64, pos int, ep string, a *answer) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.latest[pos] = a
+	if a.status >= 200 && a.status < 400 {
+		l.byEndpoint[ep] = a
+	}
+	if key < 0 {
+		return
+	}
 	l.done[key] = a
 	if ch := l.waits[key]; ch != nil {
 		close(ch)

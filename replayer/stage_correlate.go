@@ -37,10 +37,17 @@ func (s *stage) correlate(ctx context.Context, key int64, pos int, req *staged) 
 		st.requests.Add(1)
 		var a *answer
 		var w bool
-		why := "sent by another shard"
+		why := "not replayed"
 		srcKey := key - int64(pos-u.src)
-		if sh := s.r.cfg.Shard; !sh.sharded() || s.links.shardOf(srcKey, s.r.seq.len(), sh.N) == sh.K {
+		if sh := s.r.cfg.Shard; key < 0 {
+			a = s.live.last(u.src, s.r.seq.endpoint(u.src)) // outside the sequence: the last one will do
+		} else if !sh.sharded() || s.links.shardOf(srcKey, s.r.seq.len(), sh.N) == sh.K {
 			a, w, why = s.live.get(ctx, srcKey, s.r.timeout)
+		} else {
+			why = "sent by another shard"
+		}
+		if a == nil && why == "not replayed" {
+			a = s.live.last(u.src, s.r.seq.endpoint(u.src))
 		}
 		waited = waited || w
 		if a == nil {
@@ -128,9 +135,7 @@ func (s *stage) answered(key int64, pos int, ans liveAnswer) {
 			}
 		}
 	}
-	if key >= 0 {
-		s.live.put(key, a)
-	}
+	s.live.put(key, pos, s.r.seq.endpoint(pos), a)
 }
 
 // settle counts a request answered 404 whose values were not all
@@ -146,7 +151,8 @@ func (s *stage) settle(pos int, res *snapshots.Result, p *pending) {
 	}
 }
 
-// posOf is the position of the recorded exchange id in the pass.
+// posOf is the position of the recorded exchange id in the pass; -1 when
+// it is not replayed.
 func (s *stage) posOf(id int64) int {
 	s.posOnce.Do(func() {
 		s.pos = make(map[int64]int, s.r.seq.len())
@@ -154,7 +160,10 @@ func (s *stage) posOf(id int64) int {
 			s.pos[s.r.seq.id(i)] = i
 		}
 	})
-	return s.pos[id]
+	if p, ok := s.pos[id]; ok {
+		return p
+	}
+	return -1
 }
 
 // own is the first sequence position at or after g that is the shard's.

@@ -77,8 +77,11 @@ func (r *Replayer) sendStaged(ctx context.Context, c *conn, g int64, t *template
 // position returns the recorded position of t in the pass and the key of
 // its live values (pass × requests + position); -1 outside the sequence.
 func (s *stage) position(g int64, t *template) (pos int, key int64) {
-	if g < 0 || s.links == nil {
+	if s.links == nil {
 		return -1, -1
+	}
+	if g < 0 { // the explain phase
+		return s.posOf(t.id), -1
 	}
 	n := int64(s.r.seq.len())
 	pos = int(g % n)

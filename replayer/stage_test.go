@@ -296,3 +296,18 @@ func TestStateRefusedTokenRetriedOnceWithAFreshOne(t *testing.T) {
 		t.Errorf("state %+v; want 1 retry counted", st)
 	}
 }
+
+// The explain phase, outside the request sequence, takes the values of
+// the last answer of each source: no 404 there either.
+func TestStateExplainPhaseUsesTheLastLiveValues(t *testing.T) {
+	iss, rs, srv := authService(t)
+	r := newReplayer(t, Config{Target: srv.URL, Exchanges: transactions(3),
+		State: StateConfig{Tokens: oauth2Tokens(iss), Correlate: true}})
+	var s statusSink
+	if _, err := r.Run(context.Background(), LoadPlan{Explain: 3, Iterations: 1}, &s); err != nil {
+		t.Fatal(err)
+	}
+	if rs.NotFound.Load() != 0 || s.status[404] != 0 || s.status[200] < 4 {
+		t.Errorf("statuses %v, service 404 ×%d; want the explain phase's GETs found too", s.status, rs.NotFound.Load())
+	}
+}
