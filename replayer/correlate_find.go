@@ -23,9 +23,9 @@ type sourceLinks struct {
 }
 
 // findLinks returns the links of the request sequence: from cfg.Exchanges,
-// or by reading cfg.Source's requests and answers once. Nil when there are
-// none.
-func findLinks(ctx context.Context, cfg Config, seq requestSeq) (*linkSet, error) {
+// or by reading cfg.Source's requests and answers once (under the Source's
+// context). Nil when there are none.
+func findLinks(cfg Config, seq requestSeq) (*linkSet, error) {
 	key := cfg.State.SessionKey
 	if cfg.Source == nil {
 		d := newLinkDetector(key)
@@ -48,7 +48,7 @@ func findLinks(ctx context.Context, cfg Config, seq requestSeq) (*linkSet, error
 	if set, ok := src.links.sets[key]; ok {
 		return set, src.links.errs[key]
 	}
-	set, err := src.scanLinks(ctx, key)
+	set, err := src.scanLinks(src.ctx, key) // the source's reads are bounded by its own context
 	if src.links.sets == nil {
 		src.links.sets, src.links.errs = map[string]*linkSet{}, map[string]error{}
 	}

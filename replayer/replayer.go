@@ -1,7 +1,6 @@
 package replayer
 
 import (
-	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -267,7 +266,7 @@ func New(cfg Config) (*Replayer, error) {
 		truncated: truncated,
 		capture:   newCapture(cfg),
 	}
-	if r.stage, err = newStage(context.Background(), r); err != nil {
+	if r.stage, err = newStage(r); err != nil {
 		return nil, err
 	}
 	return r, nil

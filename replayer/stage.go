@@ -87,14 +87,14 @@ func (w *whyNote) get() string {
 }
 
 // newStage returns r's stage, or nil when cfg asks for nothing.
-func newStage(ctx context.Context, r *Replayer) (*stage, error) {
+func newStage(r *Replayer) (*stage, error) {
 	cfg := r.cfg.State
 	if cfg.Tokens == nil && !cfg.Correlate && !cfg.ShiftTimes {
 		return nil, nil
 	}
 	s := &stage{cfg: cfg, r: r}
 	if cfg.Correlate {
-		links, err := findLinks(ctx, r.cfg, r.seq)
+		links, err := findLinks(r.cfg, r.seq)
 		if err != nil {
 			return nil, err
 		}
