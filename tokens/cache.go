@@ -12,8 +12,9 @@ import (
 type Fetch func(ctx context.Context) (token string, expiry time.Time, err error)
 
 // Cache keeps a token from Fetch and fetches the next one before the
-// current expires: a quarter of its lifetime before (at most 30 s before,
-// never with less than 50 ms left). Requests asking meanwhile get the
+// current expires: a quarter of its lifetime before (at most 30 s before),
+// and hands none out in the last tenth of its lifetime (at least 100 ms,
+// at most 5 s), so that no token expires on its way to the target. Requests asking meanwhile get the
 // current token; once it has expired they wait for the next one, which one
 // fetch serves to all. Safe for concurrent use.
 type Cache struct {
@@ -22,8 +23,9 @@ type Cache struct {
 
 	mu       sync.Mutex
 	token    string
-	expiry   time.Time // zero: unknown
-	renewAt  time.Time // zero: never before a refusal
+	expiry   time.Time     // zero: unknown
+	renewAt  time.Time     // zero: never before a refusal
+	margin   time.Duration // a token this close to its expiry is not handed out
 	fetching chan struct{}
 	err      error // of the last fetch, for the callers waiting on it
 	fetches  int64
@@ -42,7 +44,7 @@ func (c *Cache) Token(ctx context.Context) (string, error) {
 	for {
 		c.mu.Lock()
 		now := c.now()
-		valid := c.token != "" && (c.expiry.IsZero() || now.Before(c.expiry.Add(-50*time.Millisecond)))
+		valid := c.token != "" && (c.expiry.IsZero() || now.Before(c.expiry.Add(-c.margin)))
 		if valid {
 			tok := c.token
 			if !c.renewAt.IsZero() && !now.Before(c.renewAt) && c.fetching == nil {
@@ -94,8 +96,10 @@ func (c *Cache) startFetch() {
 		if c.err == nil {
 			c.token, c.expiry, c.renewAt = tok, exp, time.Time{}
 			if !exp.IsZero() {
-				early := min(exp.Sub(started)/4, maxEarly)
-				c.renewAt = exp.Add(-max(early, 0))
+				life := exp.Sub(started)
+				c.renewAt = exp.Add(-max(min(life/4, maxEarly), 0))
+				// No request leaves with a token about to expire on the way.
+				c.margin = min(max(life/10, 100*time.Millisecond), 5*time.Second)
 			}
 		}
 		c.fetching = nil

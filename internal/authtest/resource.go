@@ -37,7 +37,14 @@ type Resource struct {
 	// the ids created.
 	Unauthorized, NotFound, Created atomic.Int64
 	// Authorizations are the distinct Authorization values seen.
-	auths sync.Map
+	auths   sync.Map
+	refusal atomic.Value // why the last token was refused
+}
+
+// Refusal says why the last token refused was; "" when none was.
+func (rs *Resource) Refusal() string {
+	s, _ := rs.refusal.Load().(string)
+	return s
 }
 
 // NewResource returns a resource service trusting iss.
@@ -80,6 +87,7 @@ func (rs *Resource) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := rs.authorize(r); err != nil {
 		rs.Unauthorized.Add(1)
+		rs.refusal.Store(err.Error())
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 		http.Error(w, err.Error(), http.StatusUnauthorized)
 		return
