@@ -315,7 +315,8 @@ func Compare(base, cand *Summary, opts CompareOptions) (*Comparison, error) {
 	default:
 		c.Verdict = Inconclusive
 	}
-	if c.Faults = CompareFaults(base.Info, cand.Info); len(c.Faults) > 0 {
+	c.Faults = append(CompareFaults(base.Info, cand.Info), AuthFaults(base.Info, cand.Info)...)
+	if len(c.Faults) > 0 {
 		c.Verdict = Inconclusive
 	}
 	c.addRunNotes()

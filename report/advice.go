@@ -259,6 +259,9 @@ func comparisonOutcome(r *ComparisonReport, q quoter) string {
 	if len(missed) > 0 {
 		goals = fmt.Sprintf("; goals missed: %s", strings.Join(missed, ", "))
 	}
+	if authOnly(c.Faults) {
+		return fmt.Sprintf("⚠️ Inconclusive: requests were refused for want of a credential (%s, below); no verdict until both builds get tokens", plural(len(c.Faults), "fault")) + goals
+	}
 	if len(c.Faults) > 0 {
 		return fmt.Sprintf("⚠️ Inconclusive: the builds did not use their own SQL counter or mock (%s, below); no verdict until they do", plural(len(c.Faults), "wiring fault")) + goals
 	}
@@ -287,6 +290,9 @@ func comparisonOutcome(r *ComparisonReport, q quoter) string {
 func comparisonNext(r *ComparisonReport, q quoter) []string {
 	c := r.Comparison
 	var next []string
+	if authOnly(c.Faults) {
+		return []string{"Give both builds tokens (--token-cmd, or --oauth2-token-url and --oauth2-client-id with the secret in $OAUTH2_CLIENT_SECRET), then re-run the comparison."}
+	}
 	if len(c.Faults) > 0 {
 		// Advice from figures that are not the builds' own would mislead.
 		return []string{"Fix the wiring faults first (each says how), then re-run the comparison: until each build uses its own SQL counter and mock, its figures are not its own."}

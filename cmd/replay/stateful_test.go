@@ -334,3 +334,23 @@ func statuses(t *testing.T, path string) map[int]int {
 	}
 	return n
 }
+
+// A comparison of a recording whose Authorization was redacted, with no
+// token source: inconclusive, a comparison that could not be made (exit
+// 1), saying why and what to give; never a verdict resting on auth
+// failures.
+func TestCompareWithoutTokensIsInconclusiveAndSaysWhy(t *testing.T) {
+	_, _, target := authStack(t)
+	snap := transactionsSnapshot(t, 2)
+	code, stdout, stderr := replayCompare(t, "--snapshot", snap, "--baseline-url", target, "--candidate-url", target,
+		"--duration", "1s", "--warmup", "0s", "--vus", "1", "--out", filepath.Join(t.TempDir(), "out"))
+	if code != 1 || !strings.Contains(stderr, "compare: 2 auth faults, first: the baseline: ") {
+		t.Fatalf("exit %d; stderr %s\n%s", code, stderr, stdout)
+	}
+	for _, want := range []string{"Inconclusive: requests were refused for want of a credential", "the baseline: ", "the candidate: ",
+		"the recording's Authorization was redacted; give --token-cmd or --oauth2-", "Give both builds tokens"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the report lacks %q:\n%s", want, stdout)
+		}
+	}
+}
