@@ -1,6 +1,7 @@
 package replayer
 
 import (
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -70,6 +71,20 @@ func (ts *timeShift) apply(req *staged) {
 		if nb := ts.replace(string(req.body), off); nb != string(req.body) {
 			req.body = []byte(nb)
 		}
+	}
+	var h http.Header // cloned on the first change: the template's is shared
+	for k, vs := range req.header {
+		for i, v := range vs {
+			if nv := ts.replace(v, off); nv != v {
+				if h == nil {
+					h = req.header.Clone()
+				}
+				h[k][i] = nv
+			}
+		}
+	}
+	if h != nil {
+		req.header = h
 	}
 }
 

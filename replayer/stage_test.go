@@ -217,7 +217,7 @@ func TestStateShiftTimes(t *testing.T) {
 		{ID: 1, Direction: snapshots.Inbound, Method: "GET", Start: t0, Duration: time.Second, Status: 200,
 			URL: fmt.Sprintf("http://svc/events?since=%s&until=%d&born=2001-02-03T04:05:06Z", t0.Add(-500*time.Millisecond).Format(time.RFC3339Nano), t0.Unix())},
 		{ID: 2, Direction: snapshots.Inbound, Method: "POST", URL: "http://svc/events", Start: t0.Add(10 * time.Second), Duration: time.Second, Status: 201,
-			RequestBody: []byte(`{"at":"2026-01-02T03:04:10.250+00:00","n":1}`)},
+			RequestHeader: http.Header{"X-Sent-At": {"2026-01-02T03:04:10Z"}}, RequestBody: []byte(`{"at":"2026-01-02T03:04:10.250+00:00","n":1}`)},
 	}
 	r := newReplayer(t, Config{Target: srv.URL, Exchanges: exs, State: StateConfig{ShiftTimes: true}})
 	start := time.Now()
@@ -240,8 +240,11 @@ func TestStateShiftTimes(t *testing.T) {
 	if err := json.Unmarshal([]byte(bodies[1]), &at); err != nil || !regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00$`).MatchString(at.At) || strings.HasPrefix(at.At, "2026-01-02T03") {
 		t.Errorf("body %s: want $.at moved, its layout kept", bodies[1])
 	}
-	if st := r.State(); st == nil || st.Shifted != 3 {
-		t.Errorf("state %+v; want 3 timestamps shifted", st)
+	if h := seen[1].Header.Get("X-Sent-At"); h == "2026-01-02T03:04:10Z" || !strings.HasSuffix(h, "Z") {
+		t.Errorf("X-Sent-At: %s; want it moved, in UTC still", h)
+	}
+	if st := r.State(); st == nil || st.Shifted != 4 {
+		t.Errorf("state %+v; want 4 timestamps shifted", st)
 	}
 }
 
