@@ -97,6 +97,9 @@ func checkAuthenticated(t *testing.T, rs *authtest.Resource, s *statusSink, stat
 	if n := rs.Tokens(); n < 2 {
 		t.Errorf("the service saw %d distinct tokens; want a refresh (≥ 2) over a run longer than their lifetime", n)
 	}
+	if st.TokenRetries > 4 {
+		t.Errorf("%d requests retried for an expired token; want tokens renewed before they expire", st.TokenRetries)
+	}
 	found := false
 	for _, l := range st.Links {
 		if l.From == "$.id of POST /transactions/random" && l.To == "path of GET /transactions/{id}" {
