@@ -335,7 +335,8 @@ func Compare(base, cand *Summary, opts CompareOptions) (*Comparison, error) {
 	default:
 		c.Verdict = Inconclusive
 	}
-	if c.Faults = CompareFaults(base.Info, cand.Info); len(c.Faults) > 0 {
+	c.Faults = append(CompareFaults(base.Info, cand.Info), AuthFaults(base.Info, cand.Info)...)
+	if len(c.Faults) > 0 {
 		c.Verdict = Inconclusive
 	}
 	if c.Interrupted = base.Info.Interrupted || cand.Info.Interrupted; c.Interrupted {
@@ -366,6 +367,9 @@ func (c *Comparison) addRunNotes() {
 		if n := TruncatedMockNote(info, [2]string{"baseline", "candidate"}[i]); n != "" {
 			c.Notes = append(c.Notes, n)
 		}
+	}
+	for i, info := range []snapshots.RunInfo{base.Info, cand.Info} {
+		c.Notes = append(c.Notes, StateNotes(info, [2]string{"baseline", "candidate"}[i])...)
 	}
 }
 

@@ -23,6 +23,10 @@ const (
 	// FaultMockMisses: more than MaxMockMissRate of a side's calls to its
 	// mock had no recorded answer, and got errors (not passed through).
 	FaultMockMisses = "mock-misses"
+	// FaultAuth: a side's requests were refused for want of a credential
+	// (redacted at recording, none given) or went out without a token:
+	// the comparison would rest on its auth failures (AuthFaults).
+	FaultAuth = "auth"
 )
 
 // MaxMockMissRate is the share of a side's mock calls that may miss before

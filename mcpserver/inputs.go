@@ -26,6 +26,38 @@ type Load struct {
 	MySQL     string   `json:"mysql,omitempty" jsonschema:"count SQL per request: [LISTEN=]HOST:PORT of the MySQL or MariaDB server the build uses"`
 	Goals     []string `json:"goals,omitempty" jsonschema:"goals the build must meet, e.g. 'p95<500ms', 'success>99%', 'GET /orders: sql<=5'"`
 	Args      []string `json:"args,omitempty" jsonschema:"more flags of the command, as on its command line, e.g. ['--explain=5', '--ignore=$.id'] (see replay COMMAND --help)"`
+	Auth
+}
+
+// Auth holds the flags of tokens and correlation that replay_run and
+// replay_compare share. The OAuth2 client secret is never an input: the
+// command reads it from the environment the server passes on.
+type Auth struct {
+	TokenCmd              string   `json:"token_cmd,omitempty" jsonschema:"shell command whose trimmed output is the token every request carries (where the recording redacted a credential)"`
+	TokenTTL              string   `json:"token_ttl,omitempty" jsonschema:"lifetime of a token_cmd token that is not a JWT, e.g. 5m"`
+	TokenHeader           string   `json:"token_header,omitempty" jsonschema:"header the token goes in (default: where the recording redacted a credential)"`
+	TokenFormat           string   `json:"token_format,omitempty" jsonschema:"the token header's value with {token} for the token, e.g. 'Bearer {token}'"`
+	OAuth2TokenURL        string   `json:"oauth2_token_url,omitempty" jsonschema:"get tokens with the OAuth2 client-credentials grant from this token endpoint"`
+	OAuth2ClientID        string   `json:"oauth2_client_id,omitempty" jsonschema:"OAuth2 client id"`
+	OAuth2Scopes          []string `json:"oauth2_scopes,omitempty" jsonschema:"OAuth2 scopes to ask for"`
+	OAuth2ClientSecretEnv string   `json:"oauth2_client_secret_env,omitempty" jsonschema:"environment variable of the server holding the OAuth2 client secret (default OAUTH2_CLIENT_SECRET)"`
+	NoCorrelate           bool     `json:"no_correlate,omitempty" jsonschema:"send recorded ids as recorded instead of the live values of earlier answers"`
+	SessionKey            string   `json:"session_key,omitempty" jsonschema:"request header whose value tells recorded clients apart, for correlation"`
+	ShiftTimes            bool     `json:"shift_times,omitempty" jsonschema:"move timestamps within the recording's span by the replay's offset"`
+}
+
+func (a *argv) auth(in Auth) {
+	a.str("token-cmd", in.TokenCmd)
+	a.str("token-ttl", in.TokenTTL)
+	a.str("token-header", in.TokenHeader)
+	a.str("token-format", in.TokenFormat)
+	a.str("oauth2-token-url", in.OAuth2TokenURL)
+	a.str("oauth2-client-id", in.OAuth2ClientID)
+	a.strs("oauth2-scope", in.OAuth2Scopes)
+	a.str("oauth2-client-secret-env", in.OAuth2ClientSecretEnv)
+	a.bool("no-correlate", in.NoCorrelate)
+	a.str("session-key", in.SessionKey)
+	a.bool("shift-times", in.ShiftTimes)
 }
 
 // RunInput is replay_run's input.
@@ -127,6 +159,7 @@ func (a *argv) load(l Load) {
 	a.str("postgres", l.Postgres)
 	a.str("mysql", l.MySQL)
 	a.strs("goal", l.Goals)
+	a.auth(l.Auth)
 	*a = append(*a, l.Args...)
 }
 

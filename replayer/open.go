@@ -15,6 +15,7 @@ import (
 // job is one request of the open or as-recorded model, due at intended.
 type job struct {
 	t        *template
+	g        int64 // the request sequence position
 	intended time.Time
 	// held is set when the request was due while every worker was busy:
 	// the in-flight cap, not the generator, delayed it.
@@ -107,7 +108,7 @@ func (o *openRun) dispatch(sch schedule, d time.Duration, limit int64) {
 		if !ok {
 			return
 		}
-		j := job{t: sch.pick(g), intended: o.c.started.Add(off)}
+		j := job{t: sch.pick(g), g: g, intended: o.c.started.Add(off)}
 		j.held = j.intended.Before(o.unblocked)
 		if o.stalled {
 			r.notSent(o.c, o.p, j, o.sink)

@@ -132,7 +132,7 @@ func (o *openRun) start(w *openWorker, j job) {
 func (o *openRun) send(w *openWorker, j job) {
 	o.start(w, j)
 	h := w.cn.h1
-	if !w.peeking || h == nil || j.t.readErr != nil {
+	if !w.peeking || h == nil || j.t.readErr != nil || o.r.stage != nil {
 		w.sent = -1
 		w.mu.Unlock()
 		w.kick <- struct{}{}
@@ -190,7 +190,7 @@ func (w *openWorker) serve(j job, res *snapshots.Result, out outgoing, deadline 
 	o := w.o
 	var canceled bool
 	if sent < 0 {
-		canceled = o.r.send(o.ctx, w.cn, j.t, res)
+		canceled = o.r.sendAt(o.ctx, w.cn, j.g, j.t, res)
 	} else {
 		var err error
 		tap := o.r.tap(w.cn, j.t, res.Phase)

@@ -146,6 +146,11 @@ type Config struct {
 
 	// Shard, when set, sends only shard K of N of every plan (see Shard).
 	Shard Shard
+
+	// State rewrites requests just before they are sent: fresh tokens,
+	// values correlated from earlier answers, moved timestamps (stage.go);
+	// the zero value sends them as recorded.
+	State StateConfig
 }
 
 // Replayer sends recorded requests to one target. Run may be called
@@ -189,6 +194,12 @@ type Replayer struct {
 	// gave, for the load call about to start (shard.go).
 	started bool
 	t0      time.Time
+
+	// stage rewrites requests before they are sent (stage.go); nil: off.
+	stage *stage
+	// redactedRefused counts requests with a redacted credential answered
+	// 401 or 403 (auth.go).
+	redactedRefused atomicCount
 }
 
 // ErrNoRequests is returned by New when no recorded inbound request is left
@@ -254,6 +265,9 @@ func New(cfg Config) (*Replayer, error) {
 		pool:      connPool{max: cfg.MaxInFlight},
 		truncated: truncated,
 		capture:   newCapture(cfg),
+	}
+	if r.stage, err = newStage(r); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

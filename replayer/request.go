@@ -30,11 +30,12 @@ type template struct {
 	host     string   // Host header
 	header   http.Header
 	body     []byte
-	status   int           // recorded status
-	start    time.Time     // recorded start, for the as-recorded model
-	dur      time.Duration // recorded duration
-	h1       h1Template    // the request serialized, for the fast path
-	readErr  error         // it could not be read from the snapshot (Source): not sent
+	status   int               // recorded status
+	start    time.Time         // recorded start, for the as-recorded model
+	dur      time.Duration     // recorded duration
+	h1       h1Template        // the request serialized, for the fast path
+	readErr  error             // it could not be read from the snapshot (Source): not sent
+	redacted map[string]string // headers whose recorded value was redacted → the scheme kept (auth.go)
 }
 
 // computedHeaders are the request headers the client computes itself, so a
@@ -86,6 +87,7 @@ func newTemplate(e *snapshots.Exchange, target *url.URL, override http.Header) (
 		status:   e.Status,
 		start:    e.Start,
 		dur:      e.Duration,
+		redacted: redactedHeaders(e.RequestHeader, override),
 	}
 	if h := override.Get("Host"); h != "" {
 		t.host = h
@@ -104,7 +106,7 @@ func requestHeader(rec, override http.Header) http.Header {
 		}
 		var keep []string
 		for _, v := range vs {
-			if !redacted(v) && validHeaderValue(v) {
+			if !isRedacted(v) && validHeaderValue(v) {
 				keep = append(keep, v)
 			}
 		}
@@ -123,14 +125,6 @@ func requestHeader(rec, override http.Header) http.Header {
 		h[k] = vs
 	}
 	return h
-}
-
-// redacted reports whether a recorded header value is the redaction
-// placeholder, alone or after a credential's scheme ("Bearer [REDACTED]"):
-// sending it only earns a 401, so it is dropped unless Config.Header
-// supplies the header.
-func redacted(v string) bool {
-	return v == Redacted || strings.HasSuffix(v, " "+Redacted)
 }
 
 // validHeaderName reports whether k is an HTTP token.
@@ -212,6 +206,9 @@ func (r *Replayer) sendAs(ctx context.Context, c *conn, t *template, res *snapsh
 		res.Error = t.readErr.Error()
 		return false
 	}
+	if r.stage != nil {
+		return r.sendStaged(ctx, c, -1, t, res, counting)
+	}
 	out := r.begin(t, res, counting)
 	tap := r.tap(c, t, res.Phase)
 	var err error
@@ -224,6 +221,7 @@ func (r *Replayer) sendAs(ctx context.Context, c *conn, t *template, res *snapsh
 	}
 	canceled = r.end(ctx, out, err)
 	r.captured(t, res, tap, canceled)
+	r.refused(t, res)
 	return canceled
 }
 

@@ -59,6 +59,9 @@ func (r *Replayer) Run(ctx context.Context, p LoadPlan, sink ResultSink) (Stats,
 		}
 		r.admitLoad(p)
 	}
+	if r.stage != nil {
+		r.stage.start(r.cursor.Load(), time.Now())
+	}
 	var st Stats
 	switch p.Model() {
 	case "closed":
@@ -151,7 +154,7 @@ func (r *Replayer) runClosed(ctx context.Context, p LoadPlan, sink ResultSink) S
 				}
 				res := &snapshots.Result{Intended: now, Phase: p.Phase}
 				c.enter()
-				canceled := r.send(ctx, cn, r.seq.at(int(g%int64(r.seq.len()))), res)
+				canceled := r.sendAt(ctx, cn, g, r.seq.at(int(g%int64(r.seq.len()))), res)
 				c.leave()
 				if canceled {
 					return

@@ -86,7 +86,7 @@ func (s Shard) CheckPlan(p LoadPlan) error {
 func (r *Replayer) claimShard(limit int64) (int64, bool) {
 	for {
 		c := r.cursor.Load()
-		g := r.cfg.Shard.own(c)
+		g := r.own(c)
 		if limit >= 0 && g >= limit {
 			if c >= limit || r.cursor.CompareAndSwap(c, limit) {
 				return 0, false
@@ -136,7 +136,7 @@ func (r *Replayer) ownArrival(n, g0 int64) int64 {
 	if !r.cfg.Shard.sharded() {
 		return n
 	}
-	return r.cfg.Shard.own(r.cursor.Load()) - g0
+	return r.own(r.cursor.Load()) - g0
 }
 
 // endCall moves a shard's position, at the end of an open call bounded by

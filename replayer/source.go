@@ -48,6 +48,7 @@ type Source struct {
 	truncated  map[string]int64
 	batches    *batchcache.Cache[[]*snapshots.Exchange]
 	spool      *spool.File // set by Spool before the load
+	links      sourceLinks // correlate_find.go
 }
 
 // NewSource indexes the inbound requests of snap that a Replayer selecting

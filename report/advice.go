@@ -265,6 +265,9 @@ func comparisonOutcome(r *ComparisonReport, q quoter) string {
 	if r.Interrupted() {
 		return "⚠️ Interrupted: the comparison was " + interruptedWhy + goals
 	}
+	if authOnly(c.Faults) {
+		return fmt.Sprintf("⚠️ Inconclusive: requests were refused for want of a credential (%s, below); no verdict until both builds get tokens", plural(len(c.Faults), "fault")) + goals
+	}
 	if len(c.Faults) > 0 {
 		return fmt.Sprintf("⚠️ Inconclusive: the builds did not use their own SQL counter or mock (%s, below); no verdict until they do", plural(len(c.Faults), "wiring fault")) + goals
 	}
@@ -324,6 +327,9 @@ func comparisonNext(r *ComparisonReport, q quoter) []string {
 	var next []string
 	if r.Interrupted() {
 		return []string{"Run the comparison again, to its end: it was interrupted, so its figures are partial and it has no verdict."}
+	}
+	if authOnly(c.Faults) {
+		return []string{"Give both builds tokens (--token-cmd, or --oauth2-token-url and --oauth2-client-id with the secret in $OAUTH2_CLIENT_SECRET), then re-run the comparison."}
 	}
 	if len(c.Faults) > 0 {
 		// Advice from figures that are not the builds' own would mislead.

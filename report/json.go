@@ -255,7 +255,7 @@ func latencyDoc(e *analyzer.EndpointSummary) LatencyDocument {
 func runInfoDoc(s *analyzer.Summary) RunInfoDocument {
 	i := s.Info
 	d := RunInfoDocument{Name: i.Name, Snapshot: i.Snapshot, Target: i.Target, Settings: i.Settings, Statements: i.Statements, MockMisses: i.MockMisses, Wiring: i.Wiring,
-		Truncated: i.Truncated, Notes: analyzer.TruncatedNotes(i, "")}
+		Truncated: i.Truncated, Notes: append(analyzer.TruncatedNotes(i, ""), analyzer.StateNotes(i, "")...)}
 	if d.Settings == nil {
 		d.Settings = map[string]string{}
 	}

@@ -97,7 +97,8 @@ func runNotes(s *analyzer.Summary) []string {
 	if n := cpuRunNote(s); n != "" {
 		notes = append(notes, n)
 	}
-	return append(notes, analyzer.TruncatedNotes(s.Info, "")...)
+	notes = append(notes, analyzer.TruncatedNotes(s.Info, "")...)
+	return append(notes, analyzer.StateNotes(s.Info, "")...)
 }
 
 // ComparisonText writes a comparison for a terminal: the verdict, a table

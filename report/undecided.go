@@ -60,13 +60,19 @@ func blind(faults []analyzer.Fault) []analyzer.Fault {
 
 // faultsWhy is the reason wiring faults give; "" for none.
 func faultsWhy(faults []analyzer.Fault) string {
+	kind := "auth" // every fault a want of credentials
+	for _, f := range faults {
+		if f.Kind != analyzer.FaultAuth {
+			kind = "wiring"
+		}
+	}
 	switch len(faults) {
 	case 0:
 		return ""
 	case 1:
-		return "1 wiring fault, so the figures do not measure what they claim: " + faults[0].Text
+		return "1 " + kind + " fault, so the figures do not measure what they claim: " + faults[0].Text
 	}
-	return fmt.Sprintf("%d wiring faults, so the figures do not measure what they claim; the first: %s (the report lists them all)", len(faults), faults[0].Text)
+	return fmt.Sprintf("%d %s faults, so the figures do not measure what they claim; the first: %s (the report lists them all)", len(faults), kind, faults[0].Text)
 }
 
 // notEvaluatedWhy is the reason goals not evaluated give; "" for none.

@@ -25,7 +25,30 @@ func faultDocs(faults []analyzer.Fault) []FaultDocument {
 
 // faultsHeading introduces the wiring faults of a report in one line.
 func faultsHeading(faults []analyzer.Fault, again string) string {
-	return fmt.Sprintf("%s, so the figures do not measure what they claim; fix the wiring and %s:", plural(len(faults), "fault"), again)
+	fix := "fix the wiring"
+	if authOnly(faults) {
+		fix = "give the builds credentials"
+	}
+	return fmt.Sprintf("%s, so the figures do not measure what they claim; %s and %s:", plural(len(faults), "fault"), fix, again)
+}
+
+// authOnly reports whether every fault is a want of credentials
+// (analyzer.FaultAuth), not wiring.
+func authOnly(faults []analyzer.Fault) bool {
+	for _, f := range faults {
+		if f.Kind != analyzer.FaultAuth {
+			return false
+		}
+	}
+	return len(faults) > 0
+}
+
+// faultsLabel names the faults' section.
+func faultsLabel(faults []analyzer.Fault) string {
+	if authOnly(faults) {
+		return "Auth"
+	}
+	return "Wiring"
 }
 
 // writeFaultsText writes the wiring faults, if any, as a list under a
@@ -35,7 +58,7 @@ func writeFaultsText(e *errWriter, faults []analyzer.Fault, again string) {
 		return
 	}
 	e.println("")
-	e.println("Wiring: " + faultsHeading(faults, again))
+	e.println(faultsLabel(faults) + ": " + faultsHeading(faults, again))
 	for _, f := range faults {
 		e.println("  - " + f.Text)
 	}
@@ -46,7 +69,7 @@ func writeFaultsMarkdown(e *errWriter, faults []analyzer.Fault, again string) {
 	if len(faults) == 0 {
 		return
 	}
-	e.println("**Wiring:** ⚠️ " + faultsHeading(faults, again))
+	e.println("**" + faultsLabel(faults) + ":** ⚠️ " + faultsHeading(faults, again))
 	e.println("")
 	for _, f := range faults {
 		e.println("- " + f.Text)

@@ -105,6 +105,10 @@ type Config struct {
 	// Observer, when set, watches the session as it goes (a live
 	// dashboard); nil costs nothing.
 	Observer Observer
+	// State is the replayers' stage between the plan and the wire: token
+	// source, correlation, moved timestamps. Both sides of a comparison
+	// share its token source and keep their own correlated values.
+	State replayer.StateConfig
 
 	// Shard, when set, runs shard Shard.Spec of the plan (replayer.Shard):
 	// the run files carry the shard's tags (shard.Spec.Tags, the plan's

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/replaykit/replay/analyzer"
 	"github.com/replaykit/replay/replayer"
 )
 
@@ -36,7 +37,7 @@ func (r *RunResult) Notices() []string {
 func (r *CompareResult) Notices() []string {
 	var out []string
 	for _, f := range r.Report.Comparison.Faults {
-		out = append(out, "wiring: "+f.Text)
+		out = append(out, faultLabel(f)+f.Text)
 	}
 	stats := [2]replayer.Stats{r.Stats.Baseline, r.Stats.Candidate}
 	for i, s := range r.Sides {
@@ -58,4 +59,13 @@ func (r *CompareResult) Notices() []string {
 		}
 	}
 	return out
+}
+
+// faultLabel prefixes a fault's notice: "auth: " for a want of
+// credentials (analyzer.FaultAuth), else "wiring: ".
+func faultLabel(f analyzer.Fault) string {
+	if f.Kind == analyzer.FaultAuth {
+		return "auth: "
+	}
+	return "wiring: "
 }

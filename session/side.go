@@ -246,6 +246,7 @@ func (s *Side) open(vus int, settings map[string]string) error {
 
 		AllowTruncated: c.AllowTruncated,
 		Shard:          c.shard,
+		State:          c.State,
 	}
 	if s.sql != nil {
 		cfg.SQL = s.sql
@@ -320,6 +321,9 @@ func (s *Side) finish(st replayer.Stats) error {
 	}
 	s.info.Wiring = s.wiringFacts()
 	s.recordCPU()
+	if s.rp != nil {
+		s.info.State = s.rp.State()
+	}
 	stallSettings(s.info.Settings, st)
 	s.writeHashes()
 	w := s.run

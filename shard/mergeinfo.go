@@ -26,7 +26,7 @@ func mergeInfo(infos []snapshots.RunInfo) snapshots.RunInfo {
 	out.Settings = maps.Clone(infos[0].Settings)
 	delete(out.Settings, TagIndex)
 	out.Settings[TagMerged] = fmt.Sprintf("0-%d of %d", len(infos)-1, len(infos))
-	out.Wiring, out.LoadSQL, out.ExplainWeights, out.Truncated = nil, nil, nil, nil
+	out.Wiring, out.LoadSQL, out.ExplainWeights, out.Truncated, out.State = nil, nil, nil, nil, nil
 	out.BuildCPU = nil // each shard's build is its own: not summed (yet)
 	out.MockMisses, out.Statements, out.StatementErrors = 0, 0, 0
 	out.UnattributedSQL = snapshots.SQLHistogram{}
@@ -58,6 +58,12 @@ func mergeInfo(infos []snapshots.RunInfo) snapshots.RunInfo {
 				out.Truncated = map[string]int64{}
 			}
 			out.Truncated[ep] += n
+		}
+		if !in.State.Empty() {
+			if out.State == nil {
+				out.State = &snapshots.State{}
+			}
+			out.State.Add(in.State)
 		}
 		mergeSettings(out.Settings, in.Settings)
 	}

@@ -76,6 +76,10 @@ type RunInfo struct {
 	// and the run has no verdict. False in run files written before replay
 	// recorded it.
 	Interrupted bool
+	// State is what the replay's stage did with tokens and correlated
+	// values (never a token); nil when it did nothing, and in run files
+	// written before replay recorded it.
+	State *State
 }
 
 // LoadSQL is what the SQL counter saw during a run's load: every statement,
@@ -208,6 +212,9 @@ func (w *RunWriter) Close(info RunInfo) error {
 	}
 	if info.BuildCPU != nil {
 		final.BuildCPU = info.BuildCPU
+	}
+	if info.State != nil {
+		final.State = info.State
 	}
 	final.StatementErrors = info.StatementErrors
 	final.Interrupted = final.Interrupted || info.Interrupted
@@ -382,6 +389,13 @@ func writeRunInfo(db *sql.DB, info RunInfo, base int64) error {
 	}
 	if info.Interrupted {
 		kv = append(kv, [2]string{"interrupted", "true"})
+	}
+	if !info.State.Empty() {
+		b, err := json.Marshal(info.State)
+		if err != nil {
+			return fmt.Errorf("store run info: state: %w", err)
+		}
+		kv = append(kv, [2]string{"state", string(b)})
 	}
 	if info.LoadSQL != nil {
 		b, err := json.Marshal(info.LoadSQL)

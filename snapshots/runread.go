@@ -92,6 +92,11 @@ func readRunInfo(db *sql.DB) (info RunInfo, base int64, err error) {
 			}
 		case "interrupted":
 			info.Interrupted = v == "true"
+		case "state":
+			info.State = new(State)
+			if err := json.Unmarshal([]byte(v), info.State); err != nil {
+				return info, 0, fmt.Errorf("read run info: state: %w", err)
+			}
 		case "base_ns":
 			base = n
 		case "wiring":

@@ -39,6 +39,7 @@ type replayFlags struct {
 	limits       listen.Limits
 	rules        respdiff.Rules // how answers are compared
 	dashboard    dashboard.Options
+	state        stateFlags // tokens, correlation, moved timestamps
 	// changed reports whether a flag was given (some conflict only then).
 	changed func(name string) bool
 }
@@ -57,6 +58,7 @@ func (r *replayFlags) addFlags(f *pflag.FlagSet) {
 	r.limits.AddFlags(f)
 	r.rules.AddFlags(f)
 	r.dashboard.AddFlags(f)
+	r.state.addFlags(f)
 	f.BoolVar(&r.sqlTraced, "sql-traced", false, "the build puts each request's traceparent in its SQL comments (sqlcommenter): count SQL under load too")
 	f.Var(flagval.AutoInt{V: &r.explain}, "explain", "replay up to `N` distinct requests (method, path, query, body) of every endpoint one at a time first (on each side), after one warm-up request per endpoint, for exact SQL counts weighted by the load's mix (default 10 with --postgres or --mysql, else 0)")
 	f.DurationVar(&r.timeout, "timeout", replayer.DefaultTimeout, "per-request timeout `D`")
@@ -115,6 +117,9 @@ func (r *replayFlags) validate(cmd string, sides int) (*replaySetup, error) {
 	if err := r.rules.Validate(); err != nil {
 		return nil, usagef("%s: %v", cmd, err)
 	}
+	if err := r.state.validate(cmd); err != nil {
+		return nil, err
+	}
 	return su, nil
 }
 
@@ -124,7 +129,8 @@ func (r *replayFlags) validate(cmd string, sides int) (*replaySetup, error) {
 func (r *replayFlags) config(ctx context.Context, cmd string, su *replaySetup, notes io.Writer, spool bool) (session.Config, error) {
 	c := session.Config{Snapshot: r.snapshot, Endpoints: r.endpoints, Timeout: r.timeout, MaxInFlight: r.maxInFlight,
 		SQLTraced: r.sqlTraced, StartTimeout: r.startTimeout, AllowTruncated: r.mock.allowTruncated, Limits: r.limits,
-		Responses: session.ResponseCapture{Headers: r.rules.Headers}, Observer: r.dashboard.Observer(notes)}
+		Responses: session.ResponseCapture{Headers: r.rules.Headers}, Observer: r.dashboard.Observer(notes),
+		State: r.state.config()}
 	done := report.IndexingNote(notes, r.snapshot, isTerminalWriter(notes))
 	rec, err := session.OpenRecording(ctx, r.snapshot, r.endpoints)
 	if err != nil {
@@ -177,5 +183,6 @@ func (r *replayFlags) settings() map[string]string {
 	if r.mysql.tls.upstreamOn() {
 		s["mysql_upstream_tls"] = r.mysql.tls.upstream
 	}
+	r.state.settings(s)
 	return s
 }
