@@ -11,6 +11,7 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -37,6 +38,17 @@ type Server struct {
 	mu   sync.Mutex
 	// calls are the finished calls, in the order they ended.
 	calls []Call
+	delay map[string]time.Duration
+}
+
+// Options tune a server that StartWith starts.
+type Options struct {
+	// Cert, when set, makes it serve TLS.
+	Cert *tls.Certificate
+	// Delay pauses every call of a method (by path,
+	// "/grpc.testing.TestService/UnaryCall") this long before its handler
+	// runs: a slower build of the same server.
+	Delay map[string]time.Duration
 }
 
 // Start starts an interop server on 127.0.0.1, in the clear (h2c with prior
@@ -44,14 +56,20 @@ type Server struct {
 // stops when t ends.
 func Start(t testing.TB, cert *tls.Certificate) *Server {
 	t.Helper()
+	return StartWith(t, Options{Cert: cert})
+}
+
+// StartWith starts an interop server as Start does, tuned by o.
+func StartWith(t testing.TB, o Options) *Server {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{Addr: l.Addr().String()}
+	s := &Server{Addr: l.Addr().String(), delay: o.Delay}
 	opts := []grpc.ServerOption{grpc.UnaryInterceptor(s.unary), grpc.StreamInterceptor(s.stream)}
-	if cert != nil {
-		opts = append(opts, grpc.Creds(credentials.NewServerTLSFromCert(cert)))
+	if o.Cert != nil {
+		opts = append(opts, grpc.Creds(credentials.NewServerTLSFromCert(o.Cert)))
 	}
 	s.srv = grpc.NewServer(opts...)
 	testgrpc.RegisterTestServiceServer(s.srv, interop.NewTestServer())
@@ -74,6 +92,7 @@ func (s *Server) add(c Call) {
 }
 
 func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	time.Sleep(s.delay[info.FullMethod])
 	resp, err := h(ctx, req)
 	c := Call{Method: info.FullMethod, Received: 1, Code: int(status.Code(err))}
 	if err == nil {
@@ -84,6 +103,7 @@ func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo,
 }
 
 func (s *Server) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	time.Sleep(s.delay[info.FullMethod])
 	cs := &countingStream{ServerStream: ss}
 	err := h(srv, cs)
 	s.add(Call{Method: info.FullMethod, Received: cs.recv, Sent: cs.sent, Code: int(status.Code(err))})
