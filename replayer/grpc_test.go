@@ -125,17 +125,23 @@ func checkGRPCReplay(t *testing.T, res []*snapshots.Result, exs []*snapshots.Exc
 		}
 	}
 	seen := callsByMethod(rec)
-	want := map[string]int{}
+	want, maybe := map[string]int{}, map[string]int{}
 	for _, e := range exs {
 		m, _ := snapshots.GRPCMethod(snapshots.EndpointOf(e, nil))
-		if seen[m] > 0 {
-			want[m]++
+		if seen[m] == 0 {
+			continue
+		}
+		want[m]++
+		if code, _, ok := e.GRPCStatus(); code == 1 || !ok && e.Error != "" {
+			// The client canceled at once (cancel_after_begin): the
+			// cancel may overtake the call, on replay as when recorded.
+			maybe[m]++
 		}
 	}
 	g := callsByMethod(got)
 	for m, n := range want {
-		if g[m] != n {
-			t.Errorf("%s: the server saw %d calls on replay; %d recorded", m, g[m], n)
+		if g[m] > n || g[m] < n-maybe[m] {
+			t.Errorf("%s: the server saw %d calls on replay; %d recorded (%d canceled at once)", m, g[m], n, maybe[m])
 		}
 	}
 	for m, n := range g {

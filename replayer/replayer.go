@@ -148,6 +148,9 @@ type Config struct {
 	// ResponseHeaders are kept in samples on top of
 	// DefaultResponseHeaders.
 	ResponseHeaders []string
+	// Messages decodes the messages of sampled gRPC answers (protobuf)
+	// into the JSON documents compared; nil decodes them by field number.
+	Messages MessageDecoder
 
 	// Shard, when set, sends only shard K of N of every plan (see Shard).
 	Shard Shard

@@ -28,6 +28,9 @@ type ResponseCapture struct {
 	// Headers are kept on top of replayer.DefaultResponseHeaders (headers
 	// a comparison is told to look at).
 	Headers []string
+	// Messages decodes gRPC answers' messages (protobuf) for comparison;
+	// nil decodes them by field number.
+	Messages replayer.MessageDecoder
 }
 
 // apply sets the capture of rc on cfg, the answers going to the run file
@@ -38,6 +41,7 @@ func (rc ResponseCapture) apply(cfg *replayer.Config, rw *runResponses, snap str
 	}
 	rw.red = sampleRedactor(snap)
 	cfg.Responses, cfg.SampleExchanges, cfg.SampleBody, cfg.ResponseHeaders = rw, rc.SampleExchanges, rc.SampleBody, rc.Headers
+	cfg.Messages = rc.Messages
 }
 
 // runResponses hands samples to a side's run file, created after its

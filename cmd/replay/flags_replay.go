@@ -35,6 +35,7 @@ type replayFlags struct {
 	timeout      time.Duration
 	maxInFlight  int
 	conns        int // HTTP/2 connections per side
+	proto        protoFlags
 	startTimeout time.Duration
 	goals        []string
 	limits       listen.Limits
@@ -58,6 +59,7 @@ func (r *replayFlags) addFlags(f *pflag.FlagSet) {
 	r.limits.AddFlags(f)
 	r.rules.AddFlags(f)
 	r.dashboard.AddFlags(f)
+	r.proto.addFlags(f)
 	f.BoolVar(&r.sqlTraced, "sql-traced", false, "the build puts each request's traceparent in its SQL comments (sqlcommenter): count SQL under load too")
 	f.Var(flagval.AutoInt{V: &r.explain}, "explain", "replay up to `N` distinct requests (method, path, query, body) of every endpoint one at a time first (on each side), after one warm-up request per endpoint, for exact SQL counts weighted by the load's mix (default 10 with --postgres or --mysql, else 0)")
 	f.DurationVar(&r.timeout, "timeout", replayer.DefaultTimeout, "per-request timeout `D`")
@@ -129,6 +131,11 @@ func (r *replayFlags) config(ctx context.Context, cmd string, su *replaySetup, n
 	c := session.Config{Snapshot: r.snapshot, Endpoints: r.endpoints, Timeout: r.timeout, MaxInFlight: r.maxInFlight, Conns: r.conns,
 		SQLTraced: r.sqlTraced, StartTimeout: r.startTimeout, AllowTruncated: r.mock.allowTruncated, Limits: r.limits,
 		Responses: session.ResponseCapture{Headers: r.rules.Headers}, Observer: r.dashboard.Observer(notes)}
+	dec, err := r.proto.decoder(ctx, cmd)
+	if err != nil {
+		return c, err
+	}
+	c.Responses.Messages = dec
 	done := report.IndexingNote(notes, r.snapshot, isTerminalWriter(notes))
 	rec, err := session.OpenRecording(ctx, r.snapshot, r.endpoints)
 	if err != nil {

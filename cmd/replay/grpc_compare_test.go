@@ -1,0 +1,62 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/replaykit/replay/internal/grpctest"
+)
+
+// `replay compare` of a recording of grpc-go's interop client: two copies
+// of the interop server differ in nothing (their answers, decoded from
+// protobuf, compared as JSON); a build whose UnaryCall is 30 ms slower is
+// a regression of that method alone.
+func TestCompareGRPC(t *testing.T) {
+	snap, _, _ := recordInteropSnapshot(t)
+	base := grpctest.Start(t, nil)
+	compare := func(t *testing.T, cand *grpctest.Server) (int, responsesJSON, string) {
+		return compareJSONOf(t, "compare", "--snapshot", snap, "--baseline-url", "http://"+base.Addr,
+			"--candidate-url", "http://"+cand.Addr, "--vus", "4", "--duration", "2s", "--warmup", "200ms",
+			"--min-change", "50%,10ms", "--out", filepath.Join(t.TempDir(), "cmp"))
+	}
+	t.Run("copy", func(t *testing.T) {
+		code, doc, stderr := compare(t, grpctest.Start(t, nil))
+		if code != exitOK || doc.Verdict == "regression" {
+			t.Errorf("exit %d, verdict %s; stderr %s", code, doc.Verdict, stderr)
+		}
+		if d := doc.differing(); len(d) > 0 {
+			t.Errorf("differing answers between two copies: %v", d)
+			for _, e := range doc.Endpoints {
+				if e.Responses != nil {
+					for _, g := range e.Responses.Differences {
+						t.Logf("%s %s: %q vs %q", e.Endpoint, g.Path, g.Baseline, g.Candidate)
+					}
+				}
+			}
+		}
+		if doc.compared() == 0 {
+			t.Errorf("no answers compared")
+		}
+	})
+	t.Run("slower UnaryCall", func(t *testing.T) {
+		slow := grpctest.StartWith(t, grpctest.Options{Delay: map[string]time.Duration{"/grpc.testing.TestService/UnaryCall": 30 * time.Millisecond}})
+		code, doc, stderr := compare(t, slow)
+		if code != exitRegression {
+			t.Errorf("exit %d, want %d (regression); stderr %s", code, exitRegression, stderr)
+		}
+		var regressed []string
+		for _, e := range doc.Endpoints {
+			if e.Verdict == "regression" {
+				regressed = append(regressed, e.Endpoint)
+			}
+		}
+		if want := "gRPC grpc.testing.TestService/UnaryCall"; strings.Join(regressed, ",") != want {
+			t.Errorf("regressions %v, want %s alone", regressed, want)
+		}
+		if d := doc.differing(); len(d) > 0 {
+			t.Errorf("differing answers: %v", d)
+		}
+	})
+}
