@@ -2,9 +2,12 @@ package main
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	testpb "google.golang.org/grpc/interop/grpc_testing"
 
 	"github.com/replaykit/replay/internal/grpctest"
 )
@@ -38,6 +41,23 @@ func TestCompareGRPC(t *testing.T) {
 		}
 		if doc.compared() == 0 {
 			t.Errorf("no answers compared")
+		}
+	})
+	t.Run("another answer", func(t *testing.T) {
+		other := grpctest.StartWith(t, grpctest.Options{Alter: func(method string, resp any) {
+			if r, ok := resp.(*testpb.SimpleResponse); ok {
+				r.Hostname = "candidate"
+			}
+		}})
+		code, doc, stderr := compare(t, other)
+		if code != exitRegression {
+			t.Errorf("exit %d, want %d (regression); stderr %s", code, exitRegression, stderr)
+		}
+		// SimpleResponse.hostname is field 6; the answers beyond the
+		// sample differ by hash.
+		d := doc.differing()
+		if got := d["gRPC grpc.testing.TestService/UnaryCall"]; len(d) != 1 || !slices.Contains(got, "$.messages[*].6") {
+			t.Errorf("differing answers %v, want UnaryCall's $.messages[*].6", d)
 		}
 	})
 	t.Run("slower UnaryCall", func(t *testing.T) {

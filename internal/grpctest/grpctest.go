@@ -39,6 +39,7 @@ type Server struct {
 	// calls are the finished calls, in the order they ended.
 	calls []Call
 	delay map[string]time.Duration
+	alter func(method string, resp any)
 }
 
 // Options tune a server that StartWith starts.
@@ -49,6 +50,9 @@ type Options struct {
 	// "/grpc.testing.TestService/UnaryCall") this long before its handler
 	// runs: a slower build of the same server.
 	Delay map[string]time.Duration
+	// Alter, when set, changes every unary answer before it is sent: a
+	// build that answers differently.
+	Alter func(method string, resp any)
 }
 
 // Start starts an interop server on 127.0.0.1, in the clear (h2c with prior
@@ -66,7 +70,7 @@ func StartWith(t testing.TB, o Options) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{Addr: l.Addr().String(), delay: o.Delay}
+	s := &Server{Addr: l.Addr().String(), delay: o.Delay, alter: o.Alter}
 	opts := []grpc.ServerOption{grpc.UnaryInterceptor(s.unary), grpc.StreamInterceptor(s.stream)}
 	if o.Cert != nil {
 		opts = append(opts, grpc.Creds(credentials.NewServerTLSFromCert(o.Cert)))
@@ -94,6 +98,9 @@ func (s *Server) add(c Call) {
 func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	time.Sleep(s.delay[info.FullMethod])
 	resp, err := h(ctx, req)
+	if err == nil && s.alter != nil {
+		s.alter(info.FullMethod, resp)
+	}
 	c := Call{Method: info.FullMethod, Received: 1, Code: int(status.Code(err))}
 	if err == nil {
 		c.Sent = 1
