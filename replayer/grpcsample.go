@@ -52,26 +52,66 @@ func (r *Replayer) grpcSample(tp *bodyTap, t *template, res *snapshots.Result) *
 	if g == nil {
 		return s
 	}
-	st := grpcwire.Stream{From: snapshots.FromServer, Encoding: g.encoding, Keep: tp.limit, Budget: int64(tp.limit)}
+	st := grpcwire.Stream{From: snapshots.FromServer, Encoding: g.encoding, Keep: tp.keep, Budget: int64(tp.keep)}
 	st.Write(tp.buf)
 	st.Close()
-	var dec MessageDecoder = &pbdecode.Decoder{}
-	if r.cfg.Messages != nil {
-		dec = r.cfg.Messages
-	}
 	method, _ := snapshots.GRPCMethod(t.endpoint)
-	doc := map[string]any{"status": grpcwire.CodeName(g.code)}
-	if !t.h2.grpc.open {
-		doc["messages"] = dec.Messages(method, snapshots.FromServer, st.Messages())
-		doc["message"] = g.message
-	}
-	// A call the recording client ended itself (a cancel, its deadline) is
-	// compared by status alone: what came before the end is a matter of
-	// timing, on both sides.
-	body, err := json.Marshal(doc)
+	body, err := grpcDoc(r.cfg.Messages, method, st.Messages(), g.code, g.message, t.h2.grpc.open)
 	if err != nil {
 		return s
 	}
-	s.Body, s.BodySize, s.Truncated = body, int64(len(body)), s.Truncated || st.Err() != nil
+	s.Body, s.BodySize, s.Truncated = body, int64(len(body)), tp.n > int64(len(tp.buf)) || st.Err() != nil
 	return s
+}
+
+// keepMessages lets a sampled gRPC answer keep up to rawFactor times the
+// sample's limit of its stream, so that its messages decode whole (the
+// recording keeps them whole too).
+func (tp *bodyTap) keepMessages() {
+	if tp != nil && tp.sample {
+		tp.keep = tp.limit * rawFactor
+	}
+}
+
+// grpcDoc is the JSON document a gRPC answer is compared as: its server
+// messages decoded by dec (nil: by field number), its status and message;
+// the status alone when statusOnly (a call the recording client ended
+// itself: what came before the end is a matter of timing, on both sides).
+func grpcDoc(dec MessageDecoder, method string, ms []snapshots.Message, code int, message string, statusOnly bool) ([]byte, error) {
+	if dec == nil {
+		dec = &pbdecode.Decoder{}
+	}
+	doc := map[string]any{"status": grpcwire.CodeName(code)}
+	if !statusOnly {
+		doc["messages"] = dec.Messages(method, snapshots.FromServer, ms)
+		doc["message"] = message
+	}
+	return json.Marshal(doc)
+}
+
+// GRPCAnswer returns a recorded gRPC call with its answer as the JSON
+// document that replayed answers are compared as (see Config.Messages) in
+// its ResponseBody, for a response differ to compare the recording with a
+// build's answers; any other exchange as it is.
+func GRPCAnswer(e *snapshots.Exchange, dec MessageDecoder) *snapshots.Exchange {
+	if !e.IsGRPC() {
+		return e
+	}
+	g, _, err := newGRPCTemplate(e)
+	if err != nil {
+		return e
+	}
+	_, message, _ := e.GRPCStatus()
+	method, _ := snapshots.GRPCMethod(templateEndpoint(e))
+	body, err := grpcDoc(dec, method, e.MessagesFrom(snapshots.FromServer), g.recorded, message, g.open)
+	if err != nil {
+		return e
+	}
+	c := *e
+	c.ResponseBody, c.ResponseBodySize = body, int64(len(body))
+	if e.ResponseTruncated() {
+		c.ResponseBodySize++ // a message was cut: so is the document
+	}
+	c.Messages = nil
+	return &c
 }

@@ -128,11 +128,16 @@ func (r *Replayer) sendH2(ctx context.Context, t *template, tp string, res *snap
 	if err == nil {
 		status = resp.StatusCode
 		var w io.Writer = io.Discard
-		if tap != nil && (g == nil || !g.open) {
-			// A call the recording client ended itself is compared by its
-			// status alone (grpcSample): what came before is timing.
+		if tap != nil {
 			tap.headerOf(resp.Header)
-			w = tap
+			if g != nil {
+				tap.keepMessages()
+			}
+			if g == nil || !g.open {
+				// A call the recording client ended itself is compared by
+				// its status alone (grpcSample): what came before is timing.
+				w = tap
+			}
 		}
 		n, err = io.Copy(w, resp.Body)
 		resp.Body.Close()

@@ -145,11 +145,12 @@ func merged(a, b []string) []string {
 	return out
 }
 
-// withRecording gives opts the snapshot at path, when it can be read, as
+// withRecording gives opts the snapshot of the run info, when it can be read, as
 // the recording's answers (analyzer.CompareOptions.Recorded): what differs
 // between them and the baseline's is noise too. The function returned
 // closes it.
-func withRecording(path string, opts analyzer.CompareOptions) (analyzer.CompareOptions, func()) {
+func withRecording(ctx context.Context, info snapshots.RunInfo, opts analyzer.CompareOptions) (analyzer.CompareOptions, func()) {
+	path := info.Snapshot
 	if opts.Recorded != nil || path == "" || !fileExists(path) {
 		return opts, func() {}
 	}
@@ -157,7 +158,7 @@ func withRecording(path string, opts analyzer.CompareOptions) (analyzer.CompareO
 	if err != nil {
 		return opts, func() {}
 	}
-	opts.Recorded = snap
+	opts.Recorded = grpcAnswers{snap, messageDecoder(ctx, info.Settings)}
 	return opts, func() { snap.Close() }
 }
 
@@ -183,7 +184,7 @@ func checkResponses(ctx context.Context, snap string, run analyzer.RunSource, ru
 		return nil, fmt.Errorf("check responses: %w", err)
 	}
 	defer s.Close()
-	return analyzer.CheckResponses(ctx, run, s, rules)
+	return analyzer.CheckResponses(ctx, run, grpcAnswers{s, messageDecoder(ctx, run.Info().Settings)}, rules)
 }
 
 // checkRunFile is checkResponses of the run file at path; lone counts the

@@ -188,5 +188,9 @@ func (r *replayFlags) settings() map[string]string {
 	if r.mysql.tls.upstreamOn() {
 		s["mysql_upstream_tls"] = r.mysql.tls.upstream
 	}
+	if len(r.proto.files) > 0 {
+		s[session.SettingProto] = strings.Join(absPaths(r.proto.files), "\n")
+		s[session.SettingProtoPath] = strings.Join(absPaths(r.proto.paths), "\n")
+	}
 	return s
 }

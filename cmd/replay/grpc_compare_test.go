@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -77,6 +78,47 @@ func TestCompareGRPC(t *testing.T) {
 		}
 		if d := doc.differing(); len(d) > 0 {
 			t.Errorf("differing answers: %v", d)
+		}
+	})
+}
+
+// `replay run --check-responses` of a recording of grpc-go's interop
+// client: a copy of the recorded server answers as recorded; one whose
+// UnaryCall answers differ fails naming the field.
+func TestRunCheckResponsesGRPC(t *testing.T) {
+	snap, _, _ := recordInteropSnapshot(t)
+	check := func(t *testing.T, srv *grpctest.Server) (int, responsesJSON, string) {
+		code, stdout, stderr := replayRun(t, "--snapshot", snap, "--target", "http://"+srv.Addr, "--iterations", "2",
+			"--check-responses", "--out", filepath.Join(t.TempDir(), "c.run"), "--format", "json")
+		var doc responsesJSON
+		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+			t.Fatalf("stdout is not JSON: %v\n%s\n%s", err, stdout, stderr)
+		}
+		return code, doc, stderr
+	}
+	t.Run("same", func(t *testing.T) {
+		code, doc, stderr := check(t, grpctest.Start(t, nil))
+		if code != exitOK || len(doc.differing()) > 0 || doc.compared() == 0 {
+			t.Errorf("exit %d, %d answers compared, differing %v; stderr %s", code, doc.compared(), doc.differing(), stderr)
+			for _, e := range doc.Endpoints {
+				if e.Responses != nil {
+					for _, g := range e.Responses.Differences {
+						t.Logf("%s %s: %.200q vs %.200q", e.Endpoint, g.Path, g.Baseline, g.Candidate)
+					}
+				}
+			}
+		}
+	})
+	t.Run("another answer", func(t *testing.T) {
+		other := grpctest.StartWith(t, grpctest.Options{Alter: func(method string, resp any) {
+			if r, ok := resp.(*testpb.SimpleResponse); ok {
+				r.Hostname = "candidate"
+			}
+		}})
+		code, doc, _ := check(t, other)
+		d := doc.differing()
+		if got := d["gRPC grpc.testing.TestService/UnaryCall"]; code != exitRegression || len(d) != 1 || !slices.Contains(got, "$.messages[*].6") {
+			t.Errorf("exit %d, differing %v; want 99 and UnaryCall's $.messages[*].6", code, d)
 		}
 	})
 }
