@@ -82,18 +82,16 @@ func newGRPCTemplate(e *snapshots.Exchange) (*grpcTemplate, []byte, error) {
 // replay's timeout (until), the call's grpc-timeout, or the recorded
 // cancel, whichever comes first.
 func (g *grpcTemplate) deadline(sent, until time.Time) (time.Time, error) {
-	cause := errTimeout
-	if g.timeout > 0 {
-		if d := sent.Add(g.timeout); d.Before(until) {
-			until, cause = d, errGRPCDeadline
-		}
+	limit, cause := until.Sub(sent), errTimeout
+	// Durations, not times, compared: a grpc-timeout of years would
+	// overflow a time.
+	if g.timeout > 0 && g.timeout < limit {
+		limit, cause = g.timeout, errGRPCDeadline
 	}
-	if g.cancelAfter > 0 {
-		if d := sent.Add(g.cancelAfter); d.Before(until) {
-			until, cause = d, errClientCancel
-		}
+	if g.cancelAfter > 0 && g.cancelAfter < limit {
+		limit, cause = g.cancelAfter, errClientCancel
 	}
-	return until, cause
+	return sent.Add(limit), cause
 }
 
 // grpcStatusOf returns the grpc-status of a call's answer read to its

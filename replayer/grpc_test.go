@@ -138,6 +138,18 @@ func checkGRPCReplay(t *testing.T, res []*snapshots.Result, exs []*snapshots.Exc
 			maybe[m]++
 		}
 	}
+	traces := map[string]bool{}
+	for _, r := range res {
+		traces[r.TraceID] = true
+	}
+	for _, c := range got {
+		// The traceparent travels as metadata, so a build's SQL comments
+		// can carry it.
+		if len(c.Traceparent) != 55 || !traces[c.Traceparent[3:35]] {
+			t.Errorf("%s: traceparent metadata %q is none of the replay's", c.Method, c.Traceparent)
+			break
+		}
+	}
 	g := callsByMethod(got)
 	for m, n := range want {
 		if g[m] > n || g[m] < n-maybe[m] {

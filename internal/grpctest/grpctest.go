@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/interop"
+	"google.golang.org/grpc/metadata"
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/status"
 )
@@ -28,6 +29,8 @@ type Call struct {
 	Received, Sent int
 	// Code is the status the handler returned.
 	Code int
+	// Traceparent is the call's traceparent metadata; "" when it had none.
+	Traceparent string
 }
 
 // Server is a running interop server.
@@ -101,7 +104,7 @@ func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo,
 	if err == nil && s.alter != nil {
 		s.alter(info.FullMethod, resp)
 	}
-	c := Call{Method: info.FullMethod, Received: 1, Code: int(status.Code(err))}
+	c := Call{Method: info.FullMethod, Received: 1, Code: int(status.Code(err)), Traceparent: traceparent(ctx)}
 	if err == nil {
 		c.Sent = 1
 	}
@@ -113,8 +116,16 @@ func (s *Server) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerIn
 	time.Sleep(s.delay[info.FullMethod])
 	cs := &countingStream{ServerStream: ss}
 	err := h(srv, cs)
-	s.add(Call{Method: info.FullMethod, Received: cs.recv, Sent: cs.sent, Code: int(status.Code(err))})
+	s.add(Call{Method: info.FullMethod, Received: cs.recv, Sent: cs.sent, Code: int(status.Code(err)), Traceparent: traceparent(ss.Context())})
 	return err
+}
+
+func traceparent(ctx context.Context) string {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if v := md.Get("traceparent"); len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 type countingStream struct {
