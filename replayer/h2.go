@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -146,6 +147,9 @@ func (r *Replayer) sendH2(ctx context.Context, t *template, tp string, res *snap
 		}
 	}
 	res.Done = time.Now()
+	if err != nil && strings.Contains(err.Error(), "looked like an HTTP/1.1 header") {
+		err = fmt.Errorf("the target answered in HTTP/1.1 where the request, recorded over HTTP/2, went as h2c (HTTP/2 with prior knowledge): %w", err)
+	}
 	if err != nil && g != nil && ctx.Err() == nil {
 		// The call's own deadline or the recorded cancel ended it: a
 		// status, as a gRPC client reports it, not a transport error.

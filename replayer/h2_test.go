@@ -155,7 +155,8 @@ func checkResults(t *testing.T, res []*snapshots.Result, n int) {
 
 // TestReplayHTTP2OverTLS replays the gRPC and the REST recordings to
 // servers over TLS (h2 by ALPN): the same calls, every status as
-// recorded; a server that offers only HTTP/1.1 over TLS is named.
+// recorded; a server that speaks only HTTP/1.1 (in the clear, where h2c
+// went, or over TLS) is named.
 func TestReplayHTTP2OverTLS(t *testing.T) {
 	c, err := ca.LoadOrCreate(t.TempDir())
 	if err != nil {
@@ -195,6 +196,19 @@ func TestReplayHTTP2OverTLS(t *testing.T) {
 		// asks for it alone) for the others.
 		if got := app.counts(); !maps.Equal(got, want) {
 			t.Errorf("the server saw %v on replay, %v when recorded", got, want)
+		}
+	})
+	t.Run("no h2c", func(t *testing.T) {
+		exs, _ := recordREST(t)
+		ts := httptest.NewServer(&protoCounter{}) // HTTP/1.1 alone
+		defer ts.Close()
+		r := newReplayer(t, Config{Target: ts.URL, Exchanges: exs[:1]})
+		var s sink
+		if _, err := r.Run(context.Background(), LoadPlan{VUs: 1, Iterations: 1}, &s); err != nil {
+			t.Fatal(err)
+		}
+		if res := s.all(); len(res) != 1 || !strings.Contains(res[0].Error, "answered in HTTP/1.1") {
+			t.Errorf("result %+v, want an error saying the target speaks HTTP/1.1 only", res[0])
 		}
 	})
 	t.Run("no h2", func(t *testing.T) {
