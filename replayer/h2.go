@@ -92,23 +92,6 @@ func (c *h2Client) closeIdle() {
 // res.Sent and res.Done, and for a gRPC call res's gRPC statuses.
 func (r *Replayer) sendH2(ctx context.Context, t *template, tp string, res *snapshots.Result, tap *bodyTap) (status int, n int64, err error) {
 	g := t.h2.grpc
-	h := make(http.Header, len(t.header)+2)
-	for k, vs := range t.header {
-		h[k] = vs
-	}
-	h["Traceparent"] = []string{tp}
-	if g != nil {
-		h["Te"] = []string{"trailers"}
-	}
-	req := http.Request{
-		Method:        t.method,
-		URL:           t.url,
-		Proto:         "HTTP/2.0",
-		ProtoMajor:    2,
-		Header:        h,
-		Host:          t.host,
-		ContentLength: int64(len(t.body)),
-	}
 	res.Sent = time.Now()
 	deadline, cause := res.Sent.Add(r.timeout), errTimeout
 	if g != nil {
@@ -117,31 +100,10 @@ func (r *Replayer) sendH2(ctx context.Context, t *template, tp string, res *snap
 	}
 	rctx, cancel := context.WithDeadlineCause(ctx, deadline, cause)
 	defer cancel()
-	req.Body = t.h2.body(rctx, t.body)
-	if g != nil && g.open {
-		req.ContentLength = -1 // the stream stays open until the call ends
-	} else if req.Body != nil {
-		// The transport sends it again on a new connection when the
-		// server refused the stream unprocessed (GOAWAY, REFUSED_STREAM).
-		req.GetBody = func() (io.ReadCloser, error) { return t.h2.body(rctx, t.body), nil }
-	}
-	resp, err := r.h2.roundTrip(req.WithContext(rctx))
+	resp, err := r.h2.roundTrip(newH2Request(rctx, t, tp))
 	if err == nil {
 		status = resp.StatusCode
-		var w io.Writer = io.Discard
-		if tap != nil {
-			tap.headerOf(resp.Header)
-			if g != nil {
-				tap.keepMessages()
-			}
-			if g == nil || !g.open {
-				// A call the recording client ended itself is compared by
-				// its status alone (grpcSample): what came before is timing.
-				w = tap
-			}
-		}
-		n, err = io.Copy(w, resp.Body)
-		resp.Body.Close()
+		n, err = readH2Answer(resp, g, tap)
 		if err == nil && g != nil {
 			res.GRPCStatus = grpcStatusOf(resp)
 		}
@@ -164,6 +126,56 @@ func (r *Replayer) sendH2(ctx context.Context, t *template, tp string, res *snap
 		tap.noteGRPC(resp, res.GRPCStatus)
 	}
 	return status, n, err
+}
+
+// newH2Request is t's request with traceparent tp, bound to ctx.
+func newH2Request(ctx context.Context, t *template, tp string) *http.Request {
+	g := t.h2.grpc
+	h := make(http.Header, len(t.header)+2)
+	for k, vs := range t.header {
+		h[k] = vs
+	}
+	h["Traceparent"] = []string{tp}
+	if g != nil {
+		h["Te"] = []string{"trailers"}
+	}
+	req := &http.Request{
+		Method:        t.method,
+		URL:           t.url,
+		Proto:         "HTTP/2.0",
+		ProtoMajor:    2,
+		Header:        h,
+		Host:          t.host,
+		ContentLength: int64(len(t.body)),
+		Body:          t.h2.body(ctx, t.body),
+	}
+	if g != nil && g.open {
+		req.ContentLength = -1 // the stream stays open until the call ends
+	} else if req.Body != nil {
+		// The transport sends it again on a new connection when the
+		// server refused the stream unprocessed (GOAWAY, REFUSED_STREAM).
+		req.GetBody = func() (io.ReadCloser, error) { return t.h2.body(ctx, t.body), nil }
+	}
+	return req.WithContext(ctx)
+}
+
+// readH2Answer reads an answer's body to its end (and so its trailers),
+// through tap when set, and returns its size.
+func readH2Answer(resp *http.Response, g *grpcTemplate, tap *bodyTap) (int64, error) {
+	defer resp.Body.Close()
+	var w io.Writer = io.Discard
+	if tap != nil {
+		tap.headerOf(resp.Header)
+		if g != nil {
+			tap.keepMessages()
+		}
+		if g == nil || !g.open {
+			// A call the recording client ended itself is compared by its
+			// status alone (grpcSample): what came before is timing.
+			w = tap
+		}
+	}
+	return io.Copy(w, resp.Body)
 }
 
 // The causes of an HTTP/2 request's end before its answer.
