@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,12 +35,16 @@ const DefaultConns = 1
 type h2Client struct {
 	ts   []*http2.Transport
 	next atomic.Uint32
+	// bufs are the buffers answers are read with: io.Copy would allocate
+	// 32 KiB per answer read through a tap (most of the client's garbage).
+	bufs sync.Pool
 }
 
 // newH2Client returns a client of n connections, over TLS configured by
 // tlsCfg (nil: the system roots) when secure.
 func newH2Client(n int, secure bool, tlsCfg *tls.Config) *h2Client {
 	c := &h2Client{ts: make([]*http2.Transport, n)}
+	c.bufs.New = func() any { b := make([]byte, 16<<10); return &b }
 	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	for i := range c.ts {
 		c.ts[i] = &http2.Transport{
@@ -103,7 +108,7 @@ func (r *Replayer) sendH2(ctx context.Context, t *template, tp string, res *snap
 	resp, err := r.h2.roundTrip(newH2Request(rctx, t, tp))
 	if err == nil {
 		status = resp.StatusCode
-		n, err = readH2Answer(resp, g, tap)
+		n, err = r.h2.readAnswer(resp, g, tap)
 		if err == nil && g != nil {
 			res.GRPCStatus = grpcStatusOf(resp)
 		}
@@ -159,9 +164,9 @@ func newH2Request(ctx context.Context, t *template, tp string) *http.Request {
 	return req.WithContext(ctx)
 }
 
-// readH2Answer reads an answer's body to its end (and so its trailers),
+// readAnswer reads an answer's body to its end (and so its trailers),
 // through tap when set, and returns its size.
-func readH2Answer(resp *http.Response, g *grpcTemplate, tap *bodyTap) (int64, error) {
+func (c *h2Client) readAnswer(resp *http.Response, g *grpcTemplate, tap *bodyTap) (int64, error) {
 	defer resp.Body.Close()
 	var w io.Writer = io.Discard
 	if tap != nil {
@@ -175,7 +180,9 @@ func readH2Answer(resp *http.Response, g *grpcTemplate, tap *bodyTap) (int64, er
 			w = tap
 		}
 	}
-	return io.Copy(w, resp.Body)
+	bp := c.bufs.Get().(*[]byte)
+	defer c.bufs.Put(bp)
+	return io.CopyBuffer(w, resp.Body, *bp)
 }
 
 // The causes of an HTTP/2 request's end before its answer.
