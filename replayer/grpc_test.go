@@ -166,7 +166,7 @@ func checkGRPCReplay(t *testing.T, res []*snapshots.Result, exs []*snapshots.Exc
 // TestReplayGRPCInterop records grpc-go's interop client through replay's
 // recorder (unary, server streaming, client streaming and bidirectional
 // calls, errors, deadlines, cancels, metadata), then replays the recording
-// against a fresh interop server under the closed and the open model: the
+// against a fresh interop server under every load model and in shards: the
 // server sees each recorded call once, and every call ends with its
 // recorded status.
 func TestReplayGRPCInterop(t *testing.T) {
@@ -177,6 +177,7 @@ func TestReplayGRPCInterop(t *testing.T) {
 	}{
 		{"closed", LoadPlan{VUs: 4, Iterations: 1}},
 		{"open", LoadPlan{Rate: Rate{Count: 200, Per: time.Second}, Iterations: 1}},
+		{"as recorded", LoadPlan{Speed: 1, Iterations: 1}},
 	} {
 		t.Run(p.name, func(t *testing.T) {
 			srv := grpctest.Start(t, nil)
@@ -188,6 +189,24 @@ func TestReplayGRPCInterop(t *testing.T) {
 			checkGRPCReplay(t, s.all(), exs, calls, waitCalls(srv, len(exs)))
 		})
 	}
+	t.Run("stages", func(t *testing.T) {
+		srv := grpctest.Start(t, nil)
+		r := newReplayer(t, Config{Target: "http://" + srv.Addr, Exchanges: exs})
+		var s sink
+		plan := LoadPlan{Stages: []Stage{{Duration: 300 * time.Millisecond, Target: 4}, {Duration: 300 * time.Millisecond, Target: 1}}}
+		if _, err := r.Run(context.Background(), plan, &s); err != nil {
+			t.Fatal(err)
+		}
+		res := s.all()
+		for _, r := range res {
+			if !r.GRPC || r.Failed() {
+				t.Errorf("%s: status %s (recorded %s), error %q", r.Endpoint, grpcwire.CodeName(r.GRPCStatus), grpcwire.CodeName(r.RecordedGRPCStatus), r.Error)
+			}
+		}
+		if len(res) < len(exs) {
+			t.Errorf("%d calls in 600 ms of stages, fewer than one pass (%d)", len(res), len(exs))
+		}
+	})
 	t.Run("shards", func(t *testing.T) {
 		srv := grpctest.Start(t, nil)
 		var s sink
