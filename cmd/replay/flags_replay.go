@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -187,6 +188,9 @@ func (r *replayFlags) settings() map[string]string {
 	}
 	if r.mysql.tls.upstreamOn() {
 		s["mysql_upstream_tls"] = r.mysql.tls.upstream
+	}
+	if r.conns != replayer.DefaultConns {
+		s["conns"] = strconv.Itoa(r.conns)
 	}
 	if len(r.proto.files) > 0 {
 		s[session.SettingProto] = strings.Join(absPaths(r.proto.files), "\n")
