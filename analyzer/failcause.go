@@ -15,7 +15,9 @@ import (
 // run fails even without goals: 1%.
 const DefaultMaxFailed = 0.01
 
-// The kinds of FailureCause, each a phrase a report can print as is.
+// The kinds of FailureCause, each a phrase a report can print as is; a
+// gRPC call that ended with another status than recorded is of the kind
+// "gRPC " and the status's name ("gRPC UNAVAILABLE").
 const (
 	FailBuildExited = "the build exited"     // refused or cut connections after the build's command ended
 	FailRefused     = "connection refused"   // nothing listened on the target
@@ -173,8 +175,11 @@ func FailureCauses(s *Summary, exit *BuildExit) []FailureCause {
 		var listed int64
 		for _, f := range o.Failures {
 			kind := ClassifyFailure(f.Status, f.Error, exit != nil)
-			if f.Error == "other failures" {
+			switch {
+			case f.Error == "other failures":
 				kind = FailOther
+			case f.Error == "" && f.GRPC != "":
+				kind = "gRPC " + f.GRPC // a status other than recorded, by name
 			}
 			detail := ""
 			if kind == FailOther || kind == FailRefused || kind == FailClosed {
@@ -182,7 +187,7 @@ func FailureCauses(s *Summary, exit *BuildExit) []FailureCause {
 			}
 			cause(kind, detail).Count += f.Count
 			listed += f.Count
-			if f.Error == "" {
+			if f.Error == "" && f.GRPC == "" {
 				if statuses[kind] == nil {
 					statuses[kind] = map[int]int64{}
 				}

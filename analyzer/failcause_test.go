@@ -1,7 +1,10 @@
 package analyzer
 
 import (
+	"context"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -115,5 +118,36 @@ func TestPassedThroughMisses(t *testing.T) {
 	}
 	if f := RunFaults(s.Info); len(f) != 1 || f[0].Kind != FaultMockMisses {
 		t.Errorf("faults of misses answered with errors: %q", f)
+	}
+}
+
+// TestGRPCFailuresByStatus: gRPC calls that ended with another status
+// than recorded are failures named by the status, "gRPC UNAVAILABLE ×3";
+// a call that ended with its recorded error status is no failure.
+func TestGRPCFailuresByStatus(t *testing.T) {
+	t0 := time.Now()
+	var rs []*snapshots.Result
+	add := func(n, code, recorded int) {
+		for range n {
+			rs = append(rs, &snapshots.Result{Phase: snapshots.PhaseLoad, Endpoint: "gRPC route.Routes/Find", Method: "POST",
+				Intended: t0, Sent: t0, Done: t0.Add(time.Millisecond), Status: 200, RecordedStatus: 200,
+				GRPC: true, GRPCStatus: code, RecordedGRPCStatus: recorded})
+		}
+	}
+	add(90, 0, 0)
+	add(4, 5, 5)  // NOT_FOUND as recorded
+	add(3, 14, 0) // UNAVAILABLE
+	add(1, 0, 5)  // OK where NOT_FOUND was recorded
+	s, err := Summarize(context.Background(), snapshots.RunInfo{}, fromSlice(rs), SummarizeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := CheckFailures(s, DefaultMaxFailed, nil)
+	var causes []string
+	for _, c := range got.Causes {
+		causes = append(causes, c.String())
+	}
+	if want := []string{"gRPC UNAVAILABLE ×3", "gRPC OK ×1"}; !slices.Equal(causes, want) || s.Overall.Failed != 4 {
+		t.Errorf("causes %q (%d failed), want %q (4 failed)", causes, s.Overall.Failed, want)
 	}
 }

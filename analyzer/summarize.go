@@ -12,6 +12,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/replaykit/replay/grpcwire"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -314,6 +315,9 @@ func (e *endpointAcc) addLoad(r *snapshots.Result) {
 
 func (e *endpointAcc) addFailure(r *snapshots.Result) {
 	k := FailureCount{Status: r.Status}
+	if r.GRPC {
+		k.GRPC = grpcwire.CodeName(r.GRPCStatus)
+	}
 	if r.Error != "" {
 		k = FailureCount{Error: shorten(r.Error, 120)}
 	}
@@ -415,6 +419,9 @@ func (e *endpointAcc) summary(span time.Duration) *EndpointSummary {
 			return c
 		}
 		if c := cmp.Compare(x.Status, y.Status); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.GRPC, y.GRPC); c != 0 {
 			return c
 		}
 		return cmp.Compare(x.Error, y.Error)

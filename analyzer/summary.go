@@ -264,15 +264,21 @@ type FailureCount struct {
 	Status int
 	// Error is the transport error (shortened); empty when a response came.
 	Error string
+	// GRPC names the grpc-status ("UNAVAILABLE") a gRPC call ended with
+	// instead of the recorded one; empty for any other failure.
+	GRPC string
 	// Count is the number of load-phase requests that failed this way.
 	Count int64
 }
 
-// String describes the failure, e.g. "503 Service Unavailable" or
-// "dial tcp: connection refused".
+// String describes the failure, e.g. "503 Service Unavailable", "gRPC
+// UNAVAILABLE" or "dial tcp: connection refused".
 func (f FailureCount) String() string {
 	if f.Error != "" {
 		return f.Error
+	}
+	if f.GRPC != "" {
+		return "gRPC " + f.GRPC
 	}
 	if t := http.StatusText(f.Status); t != "" {
 		return fmt.Sprintf("%d %s", f.Status, t)

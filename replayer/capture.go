@@ -213,6 +213,10 @@ func (r *Replayer) captured(t *template, res *snapshots.Result, tp *bodyTap, can
 	}
 	cp := r.capture
 	if tp.sample {
+		if t.h2 != nil && t.h2.grpc != nil {
+			cp.sink.AddResponse(r.grpcSample(tp, t, res))
+			return
+		}
 		cp.sink.AddResponse(tp.responseSample(t, res))
 		return
 	}

@@ -67,6 +67,18 @@
 // targets, and Config.NetHTTP, use net/http with a transport sized to the
 // concurrency, compression off and no proxy from the environment.
 //
+// Requests recorded over HTTP/2 go over HTTP/2 (h2.go, golang.org/x/net/http2),
+// whatever the load model: h2c with prior knowledge to an http:// target, h2
+// by ALPN to an https:// one, as streams over Config.Conns connections. A
+// gRPC call (grpc.go) sends its client messages framed as recorded, ends at
+// its recorded deadline (DEADLINE_EXCEEDED) or recorded cancel (CANCELLED)
+// as a gRPC client would, reads the server's messages and trailers, and
+// sets Result.GRPC and its statuses: it failed when its grpc-status is not
+// the recorded one. A sampled gRPC answer is captured as a JSON document,
+// its messages decoded from protobuf by Config.Messages (grpcsample.go), so
+// that answers are compared as JSON ones are; GRPCAnswer gives a recorded
+// call's answer the same form.
+//
 // # Builds
 //
 // StartBuild starts a build given as a shell command after replay's own

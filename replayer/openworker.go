@@ -132,10 +132,9 @@ func (o *openRun) start(w *openWorker, j job) {
 func (o *openRun) send(w *openWorker, j job) {
 	o.start(w, j)
 	h := w.cn.h1
-	if !w.peeking || h == nil || j.t.readErr != nil || o.r.stage != nil {
+	if !w.peeking || h == nil || j.t.readErr != nil || o.r.stage != nil || j.t.h2 != nil {
 		w.sent = -1
-		w.mu.Unlock()
-		w.kick <- struct{}{}
+		w.handOver()
 		runtime.Gosched() // let it send now, on this thread
 		return
 	}
@@ -159,6 +158,13 @@ func (o *openRun) send(w *openWorker, j job) {
 // stop tells w, taken from the idle set (its mu held), to exit.
 func (w *openWorker) stop() {
 	w.quit = true
+	w.handOver()
+}
+
+// handOver wakes w, taken from the idle set (its mu held), to take what
+// it was handed: one waiting in a read on its connection by a deadline in
+// the past, one without by its kick.
+func (w *openWorker) handOver() {
 	if h := w.cn.h1; w.peeking && h != nil {
 		h.nc.SetReadDeadline(time.Unix(1, 0))
 	} else {

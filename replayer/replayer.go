@@ -119,6 +119,11 @@ type Config struct {
 	// TLS configures connections to an https target; nil uses the system
 	// roots.
 	TLS *tls.Config
+	// Conns is the number of HTTP/2 connections to the target that the
+	// requests recorded over HTTP/2 (gRPC calls among them) share as
+	// streams; zero means DefaultConns. Requests recorded over HTTP/1.1
+	// use a connection per request in flight.
+	Conns int
 	// Logger receives diagnostics; nil discards.
 	Logger *slog.Logger
 
@@ -143,6 +148,9 @@ type Config struct {
 	// ResponseHeaders are kept in samples on top of
 	// DefaultResponseHeaders.
 	ResponseHeaders []string
+	// Messages decodes the messages of sampled gRPC answers (protobuf)
+	// into the JSON documents compared; nil decodes them by field number.
+	Messages MessageDecoder
 
 	// Shard, when set, sends only shard K of N of every plan (see Shard).
 	Shard Shard
@@ -162,8 +170,9 @@ type Replayer struct {
 	target    *url.URL
 	seq       requestSeq
 	transport *http.Transport
-	raw       bool   // plain http: the fast HTTP/1.1 path (h1.go)
-	addr      string // host:port to dial on the fast path
+	h2        *h2Client // requests recorded over HTTP/2 (h2.go)
+	raw       bool      // plain http: the fast HTTP/1.1 path (h1.go)
+	addr      string    // host:port to dial on the fast path
 	timeout   time.Duration
 	maxInfl   int
 	log       *slog.Logger
@@ -227,6 +236,12 @@ func New(cfg Config) (*Replayer, error) {
 	if cfg.MaxInFlight == 0 {
 		cfg.MaxInFlight = DefaultMaxInFlight
 	}
+	if cfg.Conns < 0 {
+		return nil, fmt.Errorf("replayer: negative number of connections %d", cfg.Conns)
+	}
+	if cfg.Conns == 0 {
+		cfg.Conns = DefaultConns
+	}
 	if cfg.SampleBody < 0 {
 		return nil, fmt.Errorf("replayer: negative sample body limit %d", cfg.SampleBody)
 	}
@@ -259,6 +274,7 @@ func New(cfg Config) (*Replayer, error) {
 		target:    u,
 		seq:       seq,
 		transport: newTransport(cfg),
+		h2:        newH2Client(cfg.Conns, u.Scheme == "https", cfg.TLS),
 		timeout:   cfg.Timeout,
 		maxInfl:   cfg.MaxInFlight,
 		log:       logger,
@@ -394,6 +410,7 @@ func templates(cfg Config, u *url.URL, header http.Header) (sliceSeq, map[string
 // pays for connecting.
 func (r *Replayer) Close() error {
 	r.transport.CloseIdleConnections()
+	r.h2.closeIdle()
 	r.pool.closeAll()
 	return nil
 }

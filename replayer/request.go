@@ -34,6 +34,7 @@ type template struct {
 	start    time.Time         // recorded start, for the as-recorded model
 	dur      time.Duration     // recorded duration
 	h1       h1Template        // the request serialized, for the fast path
+	h2       *h2Template       // recorded over HTTP/2 (gRPC among them): sent over HTTP/2; nil otherwise
 	readErr  error             // it could not be read from the snapshot (Source): not sent
 	redacted map[string]string // headers whose recorded value was redacted → the scheme kept (auth.go)
 }
@@ -52,7 +53,8 @@ func templateEndpoint(e *snapshots.Exchange) string {
 	if method == "" {
 		method = http.MethodGet
 	}
-	return snapshots.EndpointOf(&snapshots.Exchange{Method: method, URL: e.URL, RequestBody: e.RequestBody, Direction: e.Direction}, nil)
+	return snapshots.EndpointOf(&snapshots.Exchange{Method: method, URL: e.URL, RequestHeader: e.RequestHeader, RequestBody: e.RequestBody,
+		Direction: e.Direction, Messages: e.Messages}, nil)
 }
 
 func newTemplate(e *snapshots.Exchange, target *url.URL, override http.Header) (*template, error) {
@@ -75,6 +77,10 @@ func newTemplate(e *snapshots.Exchange, target *url.URL, override http.Header) (
 		method = http.MethodGet
 	}
 	endpoint := templateEndpoint(e)
+	h2, body, err := newH2Template(e)
+	if err != nil {
+		return nil, err
+	}
 	t := &template{
 		id:       e.ID,
 		endpoint: endpoint,
@@ -83,7 +89,8 @@ func newTemplate(e *snapshots.Exchange, target *url.URL, override http.Header) (
 		uri:      u.RequestURI(),
 		host:     target.Host,
 		header:   requestHeader(e.RequestHeader, override),
-		body:     e.RequestBody,
+		body:     body,
+		h2:       h2,
 		status:   e.Status,
 		start:    e.Start,
 		dur:      e.Duration,
@@ -206,13 +213,15 @@ func (r *Replayer) sendAs(ctx context.Context, c *conn, t *template, res *snapsh
 		res.Error = t.readErr.Error()
 		return false
 	}
-	if r.stage != nil {
+	if r.stage != nil && t.h2 == nil { // HTTP/2 and gRPC go as recorded (the stage speaks HTTP/1.1)
 		return r.sendStaged(ctx, c, -1, t, res, counting)
 	}
 	out := r.begin(t, res, counting)
 	tap := r.tap(c, t, res.Phase)
 	var err error
-	if r.raw {
+	if t.h2 != nil {
+		res.Status, res.Bytes, err = r.sendH2(ctx, t, out.tp, res, tap)
+	} else if r.raw {
 		res.Sent = time.Now()
 		res.Status, res.Bytes, err = c.roundTrip(ctx, r.addr, &t.h1, out.tp, res.Sent.Add(r.timeout), tap)
 		res.Done = time.Now()

@@ -14,7 +14,7 @@ import (
 // sendAt sends t, the request at sequence position g, through the stage
 // when there is one.
 func (r *Replayer) sendAt(ctx context.Context, c *conn, g int64, t *template, res *snapshots.Result) (canceled bool) {
-	if r.stage == nil || t.readErr != nil {
+	if r.stage == nil || t.readErr != nil || t.h2 != nil { // HTTP/2 and gRPC go as recorded
 		return r.send(ctx, c, t, res)
 	}
 	return r.sendStaged(ctx, c, g, t, res, r.counting())

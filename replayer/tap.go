@@ -26,6 +26,7 @@ type bodyTap struct {
 	header   http.Header
 	headers  []string
 	encoding string
+	grpc     *grpcAnswer // a sampled gRPC answer's encoding and status (grpcsample.go)
 }
 
 // rawFactor bounds the encoded bytes kept to decode a sample: a

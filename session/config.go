@@ -51,6 +51,9 @@ type Config struct {
 	// MaxInFlight caps each side's requests in flight; zero means
 	// replayer.DefaultMaxInFlight. It is raised to the plan's virtual users.
 	MaxInFlight int
+	// Conns is the number of HTTP/2 connections per side that the requests
+	// recorded over HTTP/2 share; zero means replayer.DefaultConns.
+	Conns int
 	// SQLTraced says the builds put each request's traceparent in their SQL
 	// comments, so SQL is attributed under load too.
 	SQLTraced bool

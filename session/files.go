@@ -42,7 +42,7 @@ func CompareFilesWith(ctx context.Context, basePath, candPath string, goals []an
 	if opts.Responses, err = recordedRules(base.Info(), opts.Responses); err != nil {
 		return nil, fmt.Errorf("compare: %s: %w", basePath, err)
 	}
-	opts, closeRecording := withRecording(base.Info().Snapshot, opts)
+	opts, closeRecording := withRecording(ctx, base.Info(), opts)
 	defer closeRecording()
 	c, err := analyzer.CompareRuns(ctx, base, cand, analyzer.SummarizeOptions{}, opts)
 	if err != nil {

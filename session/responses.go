@@ -28,6 +28,9 @@ type ResponseCapture struct {
 	// Headers are kept on top of replayer.DefaultResponseHeaders (headers
 	// a comparison is told to look at).
 	Headers []string
+	// Messages decodes gRPC answers' messages (protobuf) for comparison;
+	// nil decodes them by field number.
+	Messages replayer.MessageDecoder
 }
 
 // apply sets the capture of rc on cfg, the answers going to the run file
@@ -38,6 +41,7 @@ func (rc ResponseCapture) apply(cfg *replayer.Config, rw *runResponses, snap str
 	}
 	rw.red = sampleRedactor(snap)
 	cfg.Responses, cfg.SampleExchanges, cfg.SampleBody, cfg.ResponseHeaders = rw, rc.SampleExchanges, rc.SampleBody, rc.Headers
+	cfg.Messages = rc.Messages
 }
 
 // runResponses hands samples to a side's run file, created after its
@@ -141,11 +145,12 @@ func merged(a, b []string) []string {
 	return out
 }
 
-// withRecording gives opts the snapshot at path, when it can be read, as
+// withRecording gives opts the snapshot of the run info, when it can be read, as
 // the recording's answers (analyzer.CompareOptions.Recorded): what differs
 // between them and the baseline's is noise too. The function returned
 // closes it.
-func withRecording(path string, opts analyzer.CompareOptions) (analyzer.CompareOptions, func()) {
+func withRecording(ctx context.Context, info snapshots.RunInfo, opts analyzer.CompareOptions) (analyzer.CompareOptions, func()) {
+	path := info.Snapshot
 	if opts.Recorded != nil || path == "" || !fileExists(path) {
 		return opts, func() {}
 	}
@@ -153,7 +158,7 @@ func withRecording(path string, opts analyzer.CompareOptions) (analyzer.CompareO
 	if err != nil {
 		return opts, func() {}
 	}
-	opts.Recorded = snap
+	opts.Recorded = grpcAnswers{snap, messageDecoder(ctx, info.Settings)}
 	return opts, func() { snap.Close() }
 }
 
@@ -179,7 +184,7 @@ func checkResponses(ctx context.Context, snap string, run analyzer.RunSource, ru
 		return nil, fmt.Errorf("check responses: %w", err)
 	}
 	defer s.Close()
-	return analyzer.CheckResponses(ctx, run, s, rules)
+	return analyzer.CheckResponses(ctx, run, grpcAnswers{s, messageDecoder(ctx, run.Info().Settings)}, rules)
 }
 
 // checkRunFile is checkResponses of the run file at path; lone counts the

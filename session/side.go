@@ -242,6 +242,7 @@ func (s *Side) open(vus int, settings map[string]string) error {
 		Header:      s.sc.Header,
 		Timeout:     c.Timeout,
 		MaxInFlight: max(c.maxInFlight(), vus),
+		Conns:       c.Conns,
 		SQLTraced:   c.SQLTraced,
 
 		AllowTruncated: c.AllowTruncated,

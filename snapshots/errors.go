@@ -10,8 +10,10 @@ const SchemaVersion = 2
 // reads every version from 1 on: version 2 added SQLCount.Errors and
 // RunInfo.StatementErrors (a version 1 file counted the statements the
 // server rejected in SQLCount.Count; they read with Errors zero); version 3
-// added Result.Upstream and UpstreamCounted (older files read with none).
-const RunSchemaVersion = 3
+// added Result.Upstream and UpstreamCounted (older files read with none);
+// version 4 added Result.GRPC and its statuses (older files have no gRPC
+// results).
+const RunSchemaVersion = 4
 
 // Sentinel errors; wrapped with the file name.
 var (

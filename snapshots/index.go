@@ -36,17 +36,23 @@ func (s *Snapshot) Index(ctx context.Context, d Direction) iter.Seq2[IndexEntry,
 
 // Requests returns the exchanges with the given IDs, in the order of ids
 // (an unknown ID is left out), with what is needed to send a request
-// again: ID, direction, start, duration, method, URL, request header and
-// body, status and endpoint, and a gRPC call's messages (both sides': a
-// replay sends the client's and checks the server's) and response
-// trailers; the other fields are left zero (a column not
+// again: ID, direction, start, duration, method, URL, HTTP version,
+// request header and body, status and endpoint, and a gRPC call's messages
+// (both sides': a replay sends the client's and checks the server's),
+// response trailers, and for an exchange over HTTP/2 or a gRPC call its
+// response header and error (where a call's status may be); the other
+// fields are left zero (a column not
 // read costs nothing: read during a load, every column counts). Bodies are
 // read only here, so a caller reading in batches holds one batch at a time.
 func (s *Snapshot) Requests(ctx context.Context, ids []int64) ([]*Exchange, error) {
 	return s.byID(ctx, ids, `SELECT id, direction, NULL, NULL, start_ns, duration_ns,
-	method, url, NULL, request_header, request_body, NULL,
-	status, NULL, NULL, NULL, endpoint, NULL, NULL, NULL, `+v2Columns+` FROM exchanges WHERE id IN `)
+	method, url, proto, request_header, request_body, NULL,
+	status, CASE WHEN `+h2OrGRPC+` THEN response_header END, NULL, NULL, endpoint, NULL, NULL,
+	CASE WHEN `+h2OrGRPC+` THEN error END, `+v2Columns+` FROM exchanges WHERE id IN `)
 }
+
+// h2OrGRPC is true of an exchange over HTTP/2 or a gRPC call, in SQL.
+const h2OrGRPC = `(proto = 'HTTP/2.0' OR request_header LIKE '%application/grpc%')`
 
 // Answers returns the exchanges with the given IDs in the order of ids (an
 // unknown ID is left out) with what a mock needs to answer again: ID,

@@ -36,9 +36,13 @@ func TestRequestsAndAnswers(t *testing.T) {
 	}
 	ids = slices.Insert(ids, 1, 99999)
 	requests := func(e *Exchange) *Exchange {
-		return &Exchange{ID: e.ID, Direction: e.Direction, Start: e.Start, Duration: e.Duration, Method: e.Method, URL: e.URL,
-			RequestHeader: e.RequestHeader, RequestBody: e.RequestBody, Status: e.Status, Endpoint: e.Endpoint,
+		r := &Exchange{ID: e.ID, Direction: e.Direction, Start: e.Start, Duration: e.Duration, Method: e.Method, URL: e.URL,
+			Proto: e.Proto, RequestHeader: e.RequestHeader, RequestBody: e.RequestBody, Status: e.Status, Endpoint: e.Endpoint,
 			ResponseTrailer: e.ResponseTrailer, Messages: e.Messages}
+		if e.Proto == "HTTP/2.0" || e.IsGRPC() { // where a call's status may be
+			r.ResponseHeader, r.Error = e.ResponseHeader, e.Error
+		}
+		return r
 	}
 	answers := func(e *Exchange) *Exchange {
 		return &Exchange{ID: e.ID, Duration: e.Duration, Method: e.Method, URL: e.URL, Status: e.Status,

@@ -241,6 +241,16 @@ type Result struct {
 	// Upstream holds the calls to mocked services attributed to the
 	// request, per service and endpoint.
 	Upstream []UpstreamCount
+	// GRPC reports that the request was a gRPC call: it succeeded when its
+	// grpc-status is the recorded one (Status and RecordedStatus stay the
+	// HTTP statuses). False in run files before version 4.
+	GRPC bool
+	// GRPCStatus is the grpc-status the call ended with (0 is OK);
+	// NoGRPCStatus when none came. Only meaningful when GRPC is set.
+	GRPCStatus int
+	// RecordedGRPCStatus is the recorded call's grpc-status; NoGRPCStatus
+	// when the recording has none. Only meaningful when GRPC is set.
+	RecordedGRPCStatus int
 }
 
 // Latency is the time from the intended start to the end of the response, so
@@ -260,8 +270,12 @@ func (r *Result) Statements() int {
 }
 
 // Failed reports whether the replayed request failed: a transport error, a
-// timeout, or a status of another class than the recorded one.
+// timeout, or a status of another class than the recorded one; for a gRPC
+// call, a grpc-status other than the recorded one.
 func (r *Result) Failed() bool {
+	if r.GRPC {
+		return r.grpcFailed()
+	}
 	if r.Error != "" || r.Status == 0 {
 		return true
 	}

@@ -22,7 +22,7 @@ import (
 // the strings table and referred to by id. In order (varint: zig-zag, as
 // encoding/binary's AppendVarint; str: see appendStr):
 //
-//	flags          1 byte: flagSQLCounted, flagHexTrace, flagSQLErrors, flagUpstreamCounted, flagUpstream
+//	flags          1 byte: flagSQLCounted, flagHexTrace, flagSQLErrors, flagUpstreamCounted, flagUpstream, flagGRPC
 //	Seq            varint
 //	Phase          str
 //	Slice          varint
@@ -42,6 +42,7 @@ import (
 //	               and varint Errors when flagSQLErrors (run file version 2 on; else Errors is zero)
 //	Upstream       only when flagUpstream (run file version 3 on): uvarint count, then per service and
 //	               endpoint: str Service, str Endpoint, varint Count, varint Duration (ns), varint Misses
+//	gRPC           only when flagGRPC (run file version 4 on): varint GRPCStatus, varint RecordedGRPCStatus
 //
 // A zero time is stored as the Unix time 0, as elsewhere in the files.
 
@@ -206,6 +207,9 @@ func (enc *resultEncoder) append(st *stmts, b []byte, r *Result) []byte {
 		flags |= flagSQLErrors
 	}
 	flags |= upstreamFlags(r)
+	if r.GRPC {
+		flags |= flagGRPC
+	}
 	b = append(b, flags)
 	b = binary.AppendVarint(b, r.Seq)
 	b = enc.appendStr(st, b, fewValues, r.Phase)
@@ -236,7 +240,7 @@ func (enc *resultEncoder) append(st *stmts, b []byte, r *Result) []byte {
 			b = binary.AppendVarint(b, int64(c.Errors))
 		}
 	}
-	return enc.appendUpstream(st, b, r.Upstream)
+	return appendGRPC(enc.appendUpstream(st, b, r.Upstream), r)
 }
 
 // isLowerHex32 reports whether s is 32 lower-case hex digits, a W3C trace id.
@@ -418,6 +422,9 @@ func (d *resultDecoder) decode(data []byte) (*Result, error) {
 	r.UpstreamCounted = flags&flagUpstreamCounted != 0
 	if flags&flagUpstream != 0 {
 		d.upstream(r)
+	}
+	if flags&flagGRPC != 0 {
+		d.grpc(r)
 	}
 	if d.err == nil && d.i < len(d.b) {
 		d.err = fmt.Errorf("%d bytes after the record", len(d.b)-d.i)

@@ -19,4 +19,8 @@
 //	                            $PORT, its calls through $HTTP_PROXY (replay's mock)
 //	benchtool rss CMD [ARG...]  runs CMD and prints its peak resident memory
 //	                            (VmHWM) and wall time
+//	benchtool grpc -ghz PATH -replay PATH [-d D] [-c N] [-conns N] [-rounds N]
+//	                            replay run of recorded unary gRPC calls beside
+//	                            ghz, against one grpc-go server: RPCs per
+//	                            generator CPU-second
 package main

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"path/filepath"
 
 	"github.com/spf13/pflag"
 
@@ -30,4 +31,17 @@ func (p *protoFlags) decoder(ctx context.Context, cmd string) (*pbdecode.Decoder
 		return nil, usagef("%s: --proto: %v", cmd, err)
 	}
 	return &pbdecode.Decoder{Schema: s}, nil
+}
+
+// absPaths returns paths made absolute, as run files record them (a report
+// may be made from another directory).
+func absPaths(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		if a, err := filepath.Abs(p); err == nil {
+			p = a
+		}
+		out[i] = p
+	}
+	return out
 }

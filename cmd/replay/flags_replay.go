@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +35,8 @@ type replayFlags struct {
 	explain      int // negative: session.DefaultExplain when SQL is counted, else 0
 	timeout      time.Duration
 	maxInFlight  int
+	conns        int // HTTP/2 connections per side
+	proto        protoFlags
 	startTimeout time.Duration
 	goals        []string
 	limits       listen.Limits
@@ -59,10 +62,12 @@ func (r *replayFlags) addFlags(f *pflag.FlagSet) {
 	r.rules.AddFlags(f)
 	r.dashboard.AddFlags(f)
 	r.state.addFlags(f)
+	r.proto.addFlags(f)
 	f.BoolVar(&r.sqlTraced, "sql-traced", false, "the build puts each request's traceparent in its SQL comments (sqlcommenter): count SQL under load too")
 	f.Var(flagval.AutoInt{V: &r.explain}, "explain", "replay up to `N` distinct requests (method, path, query, body) of every endpoint one at a time first (on each side), after one warm-up request per endpoint, for exact SQL counts weighted by the load's mix (default 10 with --postgres or --mysql, else 0)")
 	f.DurationVar(&r.timeout, "timeout", replayer.DefaultTimeout, "per-request timeout `D`")
 	f.IntVar(&r.maxInFlight, "max-inflight", replayer.DefaultMaxInFlight, "at most `N` requests in flight (and connections), per side; raised to --vus")
+	f.IntVar(&r.conns, "conns", replayer.DefaultConns, "send the requests recorded over HTTP/2 (gRPC calls among them) as streams over `N` connections per side")
 	f.DurationVar(&r.startTimeout, "start-timeout", session.DefaultStartTimeout, "wait at most `D` for each build to answer")
 	f.StringArrayVar(&r.goals, "goal", nil, "goal `G` the run (the candidate) must meet, e.g. 'p95<500ms', 'success>99%', 'GET /orders: sql<=5', 'cpu<=200us' (repeatable)")
 }
@@ -101,6 +106,8 @@ func (r *replayFlags) validate(cmd string, sides int) (*replaySetup, error) {
 		return nil, usagef("%s: --timeout %s: want a positive duration", cmd, r.timeout)
 	case r.maxInFlight <= 0:
 		return nil, usagef("%s: --max-inflight %d: want at least 1", cmd, r.maxInFlight)
+	case r.conns <= 0:
+		return nil, usagef("%s: --conns %d: want at least 1", cmd, r.conns)
 	case r.startTimeout <= 0:
 		return nil, usagef("%s: --start-timeout %s: want a positive duration", cmd, r.startTimeout)
 	}
@@ -127,10 +134,15 @@ func (r *replayFlags) validate(cmd string, sides int) (*replaySetup, error) {
 // session's shared config (the dashboard's URL goes to notes); its errors
 // are prefixed with cmd.
 func (r *replayFlags) config(ctx context.Context, cmd string, su *replaySetup, notes io.Writer, spool bool) (session.Config, error) {
-	c := session.Config{Snapshot: r.snapshot, Endpoints: r.endpoints, Timeout: r.timeout, MaxInFlight: r.maxInFlight,
+	c := session.Config{Snapshot: r.snapshot, Endpoints: r.endpoints, Timeout: r.timeout, MaxInFlight: r.maxInFlight, Conns: r.conns,
 		SQLTraced: r.sqlTraced, StartTimeout: r.startTimeout, AllowTruncated: r.mock.allowTruncated, Limits: r.limits,
 		Responses: session.ResponseCapture{Headers: r.rules.Headers}, Observer: r.dashboard.Observer(notes),
 		State: r.state.config()}
+	dec, err := r.proto.decoder(ctx, cmd)
+	if err != nil {
+		return c, err
+	}
+	c.Responses.Messages = dec
 	done := report.IndexingNote(notes, r.snapshot, isTerminalWriter(notes))
 	rec, err := session.OpenRecording(ctx, r.snapshot, r.endpoints)
 	if err != nil {
@@ -184,5 +196,12 @@ func (r *replayFlags) settings() map[string]string {
 		s["mysql_upstream_tls"] = r.mysql.tls.upstream
 	}
 	r.state.settings(s)
+	if r.conns != replayer.DefaultConns {
+		s["conns"] = strconv.Itoa(r.conns)
+	}
+	if len(r.proto.files) > 0 {
+		s[session.SettingProto] = strings.Join(absPaths(r.proto.files), "\n")
+		s[session.SettingProtoPath] = strings.Join(absPaths(r.proto.paths), "\n")
+	}
 	return s
 }

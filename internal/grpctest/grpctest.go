@@ -11,11 +11,13 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/interop"
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -27,6 +29,8 @@ type Call struct {
 	Received, Sent int
 	// Code is the status the handler returned.
 	Code int
+	// Traceparent is the call's traceparent metadata; "" when it had none.
+	Traceparent string
 }
 
 // Server is a running interop server.
@@ -37,6 +41,21 @@ type Server struct {
 	mu   sync.Mutex
 	// calls are the finished calls, in the order they ended.
 	calls []Call
+	delay map[string]time.Duration
+	alter func(method string, resp any)
+}
+
+// Options tune a server that StartWith starts.
+type Options struct {
+	// Cert, when set, makes it serve TLS.
+	Cert *tls.Certificate
+	// Delay pauses every call of a method (by path,
+	// "/grpc.testing.TestService/UnaryCall") this long before its handler
+	// runs: a slower build of the same server.
+	Delay map[string]time.Duration
+	// Alter, when set, changes every unary answer before it is sent: a
+	// build that answers differently.
+	Alter func(method string, resp any)
 }
 
 // Start starts an interop server on 127.0.0.1, in the clear (h2c with prior
@@ -44,14 +63,20 @@ type Server struct {
 // stops when t ends.
 func Start(t testing.TB, cert *tls.Certificate) *Server {
 	t.Helper()
+	return StartWith(t, Options{Cert: cert})
+}
+
+// StartWith starts an interop server as Start does, tuned by o.
+func StartWith(t testing.TB, o Options) *Server {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{Addr: l.Addr().String()}
+	s := &Server{Addr: l.Addr().String(), delay: o.Delay, alter: o.Alter}
 	opts := []grpc.ServerOption{grpc.UnaryInterceptor(s.unary), grpc.StreamInterceptor(s.stream)}
-	if cert != nil {
-		opts = append(opts, grpc.Creds(credentials.NewServerTLSFromCert(cert)))
+	if o.Cert != nil {
+		opts = append(opts, grpc.Creds(credentials.NewServerTLSFromCert(o.Cert)))
 	}
 	s.srv = grpc.NewServer(opts...)
 	testgrpc.RegisterTestServiceServer(s.srv, interop.NewTestServer())
@@ -74,8 +99,12 @@ func (s *Server) add(c Call) {
 }
 
 func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	time.Sleep(s.delay[info.FullMethod])
 	resp, err := h(ctx, req)
-	c := Call{Method: info.FullMethod, Received: 1, Code: int(status.Code(err))}
+	if err == nil && s.alter != nil {
+		s.alter(info.FullMethod, resp)
+	}
+	c := Call{Method: info.FullMethod, Received: 1, Code: int(status.Code(err)), Traceparent: traceparent(ctx)}
 	if err == nil {
 		c.Sent = 1
 	}
@@ -84,10 +113,19 @@ func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo,
 }
 
 func (s *Server) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	time.Sleep(s.delay[info.FullMethod])
 	cs := &countingStream{ServerStream: ss}
 	err := h(srv, cs)
-	s.add(Call{Method: info.FullMethod, Received: cs.recv, Sent: cs.sent, Code: int(status.Code(err))})
+	s.add(Call{Method: info.FullMethod, Received: cs.recv, Sent: cs.sent, Code: int(status.Code(err)), Traceparent: traceparent(ss.Context())})
 	return err
+}
+
+func traceparent(ctx context.Context) string {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if v := md.Get("traceparent"); len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 type countingStream struct {
