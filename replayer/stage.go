@@ -35,7 +35,9 @@ type StateConfig struct {
 	// order, a dependent request waiting for its source.
 	Correlate bool
 	// SessionKey names the request header whose value tells recorded
-	// clients apart; empty: the recording is one client.
+	// clients apart; empty: the recorded connection does
+	// (Exchange.ClientConn), and a recording that did not keep it is one
+	// client.
 	SessionKey string
 	// ShiftTimes moves the timestamps of requests (RFC 3339, Unix seconds
 	// or milliseconds in the query, a header or the JSON body) that lie
