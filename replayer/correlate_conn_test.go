@@ -182,3 +182,68 @@ func TestCorrelationKeepsEachConnectionsClient(t *testing.T) {
 		t.Errorf("links %+v; want %s resolved 12 of 12", st.Links, want)
 	}
 }
+
+// slowCreates answers POST /items after delay with a new id, and GET
+// /items/{id} with 404 for an id it never made.
+func slowCreates(delay time.Duration) (*httptest.Server, *atomic.Int64) {
+	var mu sync.Mutex
+	ids := map[string]bool{}
+	var notFound atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			time.Sleep(delay)
+			id := newID16() + "-4000-8000-000000000000"
+			mu.Lock()
+			ids[id] = true
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"id":"`+id+`"}`)
+			return
+		}
+		mu.Lock()
+		ok := ids[strings.TrimPrefix(r.URL.Path, "/items/")]
+		mu.Unlock()
+		if !ok {
+			notFound.Add(1)
+			http.NotFound(w, r)
+		}
+	}))
+	return srv, &notFound
+}
+
+// createThenRead is a recording of a POST /items and a GET of the id it
+// answered, 10 ms apart.
+func createThenRead() []*snapshots.Exchange {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	id := "0123456789abcdef-4000-8000-000000000000"
+	return []*snapshots.Exchange{
+		{ID: 1, Direction: snapshots.Inbound, Method: "POST", URL: "http://svc/items", Start: t0, Status: 200,
+			ResponseHeader: http.Header{"Content-Type": {"application/json"}}, ResponseBody: []byte(`{"id":"` + id + `"}`)},
+		{ID: 2, Direction: snapshots.Inbound, Method: "GET", URL: "http://svc/items/" + id, Start: t0.Add(10 * time.Millisecond), Status: 200},
+	}
+}
+
+// TestStateOpenModelCountsWaitsForSources: in the open model a GET due
+// 50 ms after the POST whose answer it takes an id from, answered after
+// 150 ms, waits for it: the call's stats count it, with the wait.
+func TestStateOpenModelCountsWaitsForSources(t *testing.T) {
+	srv, notFound := slowCreates(150 * time.Millisecond)
+	defer srv.Close()
+	r := newReplayer(t, Config{Target: srv.URL, Exchanges: createThenRead(), State: StateConfig{Correlate: true}})
+	var s statusSink
+	st, err := r.Run(context.Background(), LoadPlan{Rate: Rate{Count: 20, Per: time.Second}, Iterations: 3}, &s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notFound.Load() != 0 || s.status[200] != 6 {
+		t.Errorf("statuses %v, 404 ×%d; want every id read back", s.status, notFound.Load())
+	}
+	if st.WaitedForSource != 3 || st.MaxWaitForSource < 50*time.Millisecond || st.MaxWaitForSource > 2*time.Second {
+		t.Errorf("stats: %d waited, up to %s; want the 3 GETs, each about 100 ms", st.WaitedForSource, st.MaxWaitForSource)
+	}
+	// The next call counts its own waits only.
+	st, err = r.Run(context.Background(), LoadPlan{VUs: 1, Iterations: 2}, &s)
+	if err != nil || st.WaitedForSource != 0 {
+		t.Errorf("a closed-model call with one user: %d waited, %v; want none", st.WaitedForSource, err)
+	}
+}
