@@ -18,6 +18,7 @@ func (m *Manifest) AddFlags(f *pflag.FlagSet) {
 	f.DurationVar(&m.Deadline, "deadline", time.Hour, "the Job's activeDeadlineSeconds: Kubernetes stops every shard `D` after the Job starts")
 	f.StringVar(&m.CPU, "cpu", "", "each shard's CPU request and limit, e.g. 2 or 1500m (`Q`; default none)")
 	f.StringVar(&m.Memory, "memory", "", "each shard's memory request and limit, e.g. 512Mi (`Q`; default none)")
+	f.StringVar(&m.ClientSecret, "oauth2-client-secret-k8s-secret", "", "Kubernetes Secret `NAME[:KEY]` holding the OAuth2 client secret of a run with --oauth2-token-url (key default "+DefaultSecretKey+"): the shards' environment takes it from there, never a literal")
 }
 
 // Parse sets the manifest from a command line: its own flags (those of

@@ -63,6 +63,10 @@ type Manifest struct {
 	// requests, and limits too (a load generator sharing its CPU measures
 	// its neighbours); empty: none.
 	CPU, Memory string
+	// ClientSecret (--oauth2-client-secret-k8s-secret NAME[:KEY]) is the
+	// Secret, and its key (default DefaultSecretKey), the shards' OAuth2
+	// client secret comes from (secret.go); empty: none.
+	ClientSecret string
 }
 
 // Validate checks the options; its errors are usage errors.
@@ -94,6 +98,7 @@ func (m *Manifest) Validate() error {
 			}
 		}
 	}
+	var run *pflag.FlagSet // parsed
 	if m.RunFlags != nil {
 		if err := m.RunFlags.Parse(m.RunArgs); err != nil {
 			errs = append(errs, fmt.Sprintf("run flags: %v", err))
@@ -101,8 +106,10 @@ func (m *Manifest) Validate() error {
 			errs = append(errs, fmt.Sprintf("run flags: %q is no flag (replay run takes none)", m.RunFlags.Arg(0)))
 		} else {
 			errs = append(errs, missingRunFlags(m.RunFlags)...)
+			run = m.RunFlags
 		}
 	}
+	errs = append(errs, m.secretErrors(run)...)
 	if len(errs) > 0 {
 		return errors.New("k8s manifest: " + strings.Join(errs, "; "))
 	}
@@ -217,7 +224,7 @@ func (m *Manifest) podSpec() corev1.PodSpec {
 			Resources:                m.resources(),
 			// The spool of the requests and answers goes to TMPDIR: the
 			// emptyDir too, writable whatever the image's root filesystem.
-			Env:          []corev1.EnvVar{{Name: "TMPDIR", Value: runDir}},
+			Env:          append([]corev1.EnvVar{{Name: "TMPDIR", Value: runDir}}, m.secretEnv()...),
 			VolumeMounts: []corev1.VolumeMount{{Name: "run", MountPath: runDir}},
 		}},
 		Volumes: []corev1.Volume{{Name: "run", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},

@@ -261,6 +261,7 @@ func (in *Inbound) finish(x *inboundExchange, w http.ResponseWriter, r *http.Req
 	e.Method = r.Method
 	e.URL = absoluteURL(r, e.Protocol)
 	e.Proto = r.Proto
+	e.ClientConn = clientConn(r)
 	// The header maps are shared, not copied: nothing changes them once the
 	// exchange is finished (the proxy sends a clone of the request's, and the
 	// response's are only read after the body ends), and the snapshot

@@ -363,6 +363,7 @@ func (c *pcapConn) emit(req, res *httpMsg, noResponse string) {
 		RequestBodySize: req.size,
 		TraceID:         TraceID(r.Header.Get("Traceparent")),
 		Error:           req.err,
+		ClientConn:      c.seq + 1,
 	}
 	end := req.end
 	if c.last.After(end) {

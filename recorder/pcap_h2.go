@@ -138,7 +138,7 @@ func (h *h2Conn) begin(id uint32, fields []hpack.HeaderField, t time.Time) *h2St
 	}
 	s.e = snapshots.Exchange{ID: im.sink.NewID(), Direction: snapshots.Inbound, Protocol: "http", Service: svc,
 		Start: t, Method: method, URL: "http://" + authority + path, Proto: "HTTP/2.0", RequestHeader: hdr,
-		TraceID: TraceID(hdr.Get("Traceparent"))}
+		TraceID: TraceID(hdr.Get("Traceparent")), ClientConn: h.c.seq + 1}
 	im.sink.CountSeen(snapshots.Inbound)
 	if s.e.IsGRPC() {
 		keep, budget := int(im.limit), im.limit

@@ -30,8 +30,9 @@ func pcapScenario(t testing.TB, cliA, cliB, cliC, srv string) (*pcapBuilder, []*
 	bb := b.conv(cliB, srv)
 	c := b.conv(cliC, srv)
 	var want []*snapshots.Exchange
+	conn := int64(1) // the connection of the exchanges to come: A 1, B 2, C 3
 	ex := func(e snapshots.Exchange) *snapshots.Exchange {
-		e.ID = int64(len(want) + 1)
+		e.ID, e.ClientConn = int64(len(want)+1), conn
 		e.Direction, e.Protocol = snapshots.Inbound, "http"
 		if e.Proto == "" {
 			e.Proto = "HTTP/1.1"
@@ -55,10 +56,12 @@ func pcapScenario(t testing.TB, cliA, cliB, cliC, srv string) (*pcapBuilder, []*
 	// B starts meanwhile: HTTP/1.0, no Host.
 	bb.handshake()
 	bStart := bb.client("GET /health HTTP/1.0\r\nUser-Agent: probe\r\n\r\n")
+	conn = 2
 	b1 := ex(snapshots.Exchange{
 		Start: bStart, Method: "GET", URL: "http://10.0.0.2:8080/health", Proto: "HTTP/1.0",
 		Service: "10.0.0.2:8080", RequestHeader: http.Header{"User-Agent": {"probe"}},
 	})
+	conn = 1
 	if strings.Contains(srv, "[") {
 		b1.URL, b1.Service = "http://[fd00::2]:8080/health", "[fd00::2]:8080"
 	}
@@ -132,6 +135,7 @@ func pcapScenario(t testing.TB, cliA, cliB, cliC, srv string) (*pcapBuilder, []*
 	// C: the capture ends inside a response, and before the answer to a
 	// pipelined request.
 	c.handshake()
+	conn = 3
 	start = c.client("GET /orders/18 HTTP/1.1\r\nHost: shop.example:8080\r\n\r\n")
 	end = c.server("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + strings.Repeat("x", 40))
 	ex(snapshots.Exchange{

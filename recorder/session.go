@@ -297,6 +297,7 @@ func (s *Session) newProxies(cfg SessionConfig) error {
 		}
 		in.srv = cfg.Limits.Server(h, s.logger)
 		in.srv.Protocols = InboundProtocols()
+		in.srv.ConnContext = ConnContext
 		if t := cfg.Inbound[i].TLS; t != nil {
 			in.srv.TLSConfig, in.tls = t.Clone(), true
 		}

@@ -380,6 +380,8 @@ func addStats(sum *Stats, st Stats) {
 	sum.Late += st.Late
 	sum.MaxLate = max(sum.MaxLate, st.MaxLate)
 	sum.MaxInFlight = max(sum.MaxInFlight, st.MaxInFlight)
+	sum.WaitedForSource += st.WaitedForSource
+	sum.MaxWaitForSource = max(sum.MaxWaitForSource, st.MaxWaitForSource)
 }
 
 // discard is a ResultSink that drops results (warmup).

@@ -2,6 +2,7 @@ package replayer
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/replaykit/replay/snapshots"
@@ -107,9 +108,19 @@ type client struct {
 }
 
 // linkDetector finds the links of a pass, exchange by exchange in order.
+//
+// A client is the requests of one --session-key value when one is given,
+// else of one recorded connection (Exchange.ClientConn), else the whole
+// recording. With a session key a value comes from its client's answers
+// only. Without one, a value is looked for in its connection's answers
+// first; one they never held may come from another connection's (a client
+// on several connections, a resource one client created and another
+// reads), and a cookie no answer on the connection set, from the latest
+// any answer set.
 type linkDetector struct {
 	sessionKey string
 	clients    map[string]*client
+	all        *client // every client's values and cookies
 	set        *linkSet
 	parent     map[int]int    // union-find over positions
 	endpoints  map[int]string // of the positions whose answers hold values
@@ -124,20 +135,32 @@ const (
 )
 
 func newLinkDetector(sessionKey string) *linkDetector {
-	return &linkDetector{sessionKey: http.CanonicalHeaderKey(sessionKey), clients: map[string]*client{},
+	return &linkDetector{sessionKey: http.CanonicalHeaderKey(sessionKey), clients: map[string]*client{}, all: newClient(),
 		set:    &linkSet{uses: map[int][]use{}, sources: map[int][]loc{}, byName: map[string]int{}},
 		parent: map[int]int{}, endpoints: map[int]string{}}
 }
 
+func newClient() *client {
+	return &client{gen: map[string]generated{}, sent: map[string]bool{}, cookies: map[string]int{}}
+}
+
+// clientKey names the recorded client e is a request of.
+func (d *linkDetector) clientKey(e *snapshots.Exchange) string {
+	switch {
+	case d.sessionKey != "":
+		return "k" + e.RequestHeader.Get(d.sessionKey)
+	case e.ClientConn != 0:
+		return "c" + strconv.FormatInt(e.ClientConn, 10)
+	}
+	return ""
+}
+
 // add takes the exchange at position pos (its request and its answer).
 func (d *linkDetector) add(pos int, e *snapshots.Exchange) {
-	key := ""
-	if d.sessionKey != "" {
-		key = e.RequestHeader.Get(d.sessionKey)
-	}
+	key := d.clientKey(e)
 	c := d.clients[key]
 	if c == nil {
-		c = &client{gen: map[string]generated{}, sent: map[string]bool{}, cookies: map[string]int{}}
+		c = newClient()
 		d.clients[key] = c
 	}
 	ep := templateEndpoint(e)
@@ -147,6 +170,9 @@ func (d *linkDetector) add(pos int, e *snapshots.Exchange) {
 			return
 		}
 		g, ok := c.gen[v]
+		if !ok && !c.sent[v] && d.sessionKey == "" {
+			g, ok = d.all.gen[v] // another connection's
+		}
 		if !ok {
 			c.sent[v] = true
 			return
@@ -157,12 +183,16 @@ func (d *linkDetector) add(pos int, e *snapshots.Exchange) {
 		d.endpoints[pos] = ep
 		if at.kind == locSetCookie {
 			c.cookies[at.name] = pos
+			d.all.cookies[at.name] = pos
 			return
 		}
 		if _, ok := c.gen[v]; !ok && !c.sent[v] {
 			if d.values < maxGenerated {
 				d.values++
 				c.gen[v] = generated{pos: pos, at: at}
+				if _, ok := d.all.gen[v]; !ok {
+					d.all.gen[v] = c.gen[v]
+				}
 			}
 		}
 	})
@@ -171,6 +201,9 @@ func (d *linkDetector) add(pos int, e *snapshots.Exchange) {
 // cookieUse links a cookie sent to the latest answer that set it: by name,
 // or every cookie set when either side was redacted.
 func (d *linkDetector) cookieUse(pos int, ep string, c *client, to loc, v string) {
+	if len(c.cookies) == 0 && d.sessionKey == "" {
+		c = d.all // no answer on this connection set one
+	}
 	if to.name != "" {
 		if src, ok := c.cookies[to.name]; ok {
 			d.link(pos, ep, src, loc{locSetCookie, to.name}, to, "")

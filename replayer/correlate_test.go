@@ -15,6 +15,11 @@ func ex(method, url string, reqH http.Header, reqBody string, status int, respH 
 		RequestBody: []byte(reqBody), Status: status, ResponseHeader: respH, ResponseBody: []byte(respBody)}
 }
 
+func onConn(conn int64, e *snapshots.Exchange) *snapshots.Exchange {
+	e.ClientConn = conn
+	return e
+}
+
 // linksOf returns the links found in exs, as "from → to" sorted.
 func linksOf(sessionKey string, exs ...*snapshots.Exchange) []string {
 	d := newLinkDetector(sessionKey)
@@ -62,6 +67,10 @@ func TestLinksFoundFromTheRecording(t *testing.T) {
 			ex("POST", "/orders", http.Header{"X-Client": {"a"}}, "", 201, json, `{"id":"ord_8f3a"}`),
 			ex("GET", "/orders/ord_8f3a", http.Header{"X-Client": {"a"}}, "", 200, json, `{}`)},
 			[]string{"$.id of POST /orders → path of GET /orders/{id}"}},
+		{"another connection's value, when its own answers never held it", "", []*snapshots.Exchange{
+			onConn(1, ex("POST", "/orders", nil, "", 201, json, `{"id":"ord_8f3a"}`)),
+			onConn(2, ex("GET", "/orders/ord_8f3a", nil, "", 200, json, `{}`))},
+			[]string{"$.id of POST /orders → path of GET /orders/{id}"}},
 		{"a failed answer generates nothing", "", []*snapshots.Exchange{
 			ex("POST", "/orders", nil, "", 500, json, `{"id":"ord_8f3a"}`),
 			ex("GET", "/orders/ord_8f3a", nil, "", 404, json, `{}`)}, nil},
@@ -77,5 +86,42 @@ func TestLinksFoundFromTheRecording(t *testing.T) {
 				t.Errorf("links (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestLinksStayWithinTheirConnection: two connections whose answers held
+// the same value and set the same cookie: each later request takes them
+// from its own connection's answers.
+func TestLinksStayWithinTheirConnection(t *testing.T) {
+	json := http.Header{"Content-Type": {"application/json"}}
+	login := http.Header{"Set-Cookie": {"sid=" + Redacted}}
+	exs := []*snapshots.Exchange{
+		onConn(1, ex("POST", "/login", nil, "", 204, login, "")),
+		onConn(1, ex("POST", "/orders", http.Header{"Cookie": {Redacted}}, "", 201, json, `{"id":"ord_0001"}`)),
+		onConn(2, ex("POST", "/login", nil, "", 204, login, "")),
+		onConn(2, ex("POST", "/orders", http.Header{"Cookie": {Redacted}}, "", 201, json, `{"id":"ord_0001"}`)),
+		onConn(1, ex("GET", "/orders/ord_0001", http.Header{"Cookie": {Redacted}}, "", 200, json, `{}`)),
+		onConn(2, ex("GET", "/orders/ord_0001", http.Header{"Cookie": {Redacted}}, "", 200, json, `{}`)),
+	}
+	d := newLinkDetector("")
+	for i, e := range exs {
+		d.add(i, e)
+	}
+	set := d.done(len(exs))
+	if set == nil {
+		t.Fatal("no links")
+	}
+	for pos, conn := range map[int]int64{1: 1, 3: 2, 4: 1, 5: 2} {
+		for _, u := range set.uses[pos] {
+			if exs[u.src].ClientConn != conn {
+				t.Errorf("request %d (connection %d) takes %s from request %d of connection %d", pos, conn, u.from, u.src, exs[u.src].ClientConn)
+			}
+		}
+		if len(set.uses[pos]) == 0 {
+			t.Errorf("request %d takes nothing", pos)
+		}
+	}
+	if set.groups != 2 || set.group[0] == set.group[2] {
+		t.Errorf("groups %v; want one per connection", set.group)
 	}
 }

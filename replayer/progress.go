@@ -40,6 +40,13 @@ type Stats struct {
 	MaxLate time.Duration
 	// MaxInFlight is the most requests in flight at once.
 	MaxInFlight int64
+	// WaitedForSource counts requests that waited for the replayed answer
+	// a value of theirs comes from (StateConfig.Correlate): a dependent
+	// request is sent late, never with a stale value. MaxWaitForSource is
+	// the longest wait. In the open and as-recorded models such a request
+	// starts that much after its intended start.
+	WaitedForSource  int64
+	MaxWaitForSource time.Duration
 }
 
 // Progress is a snapshot of a running call, for a live progress line.

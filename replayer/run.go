@@ -69,6 +69,9 @@ func (r *Replayer) Run(ctx context.Context, p LoadPlan, sink ResultSink) (Stats,
 	default:
 		st = r.runOpen(ctx, p, sink)
 	}
+	if r.stage != nil {
+		r.stage.callStats(&st)
+	}
 	if err := ctx.Err(); err != nil {
 		return st, fmt.Errorf("replayer: run interrupted: %w", err)
 	}

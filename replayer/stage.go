@@ -35,7 +35,9 @@ type StateConfig struct {
 	// order, a dependent request waiting for its source.
 	Correlate bool
 	// SessionKey names the request header whose value tells recorded
-	// clients apart; empty: the recording is one client.
+	// clients apart; empty: the recorded connection does
+	// (Exchange.ClientConn), and a recording that did not keep it is one
+	// client.
 	SessionKey string
 	// ShiftTimes moves the timestamps of requests (RFC 3339, Unix seconds
 	// or milliseconds in the query, a header or the JSON body) that lie
@@ -62,7 +64,10 @@ type stage struct {
 	tokenRetries atomicCount // answered 401, sent again with a fresh token
 	tokenErrors  atomicCount // no token could be had: sent without
 	waited       atomicCount // waited for the answer a value comes from
-	tokenErr     whyNote
+	// Of the current load call (reset by start): the requests that waited
+	// for a source's answer and the longest wait, in nanoseconds.
+	callWaited, callMaxWait atomicCount
+	tokenErr                whyNote
 	posIndex
 }
 
@@ -114,4 +119,24 @@ func newStage(r *Replayer) (*stage, error) {
 func (s *stage) start(cursor int64, now time.Time) {
 	s.live.start(cursor)
 	s.shift.start(now)
+	s.callWaited.Store(0)
+	s.callMaxWait.Store(0)
+}
+
+// waitedFor counts a request that waited d for the answers it depends on.
+func (s *stage) waitedFor(d time.Duration) {
+	s.waited.Add(1)
+	s.callWaited.Add(1)
+	for {
+		m := s.callMaxWait.Load()
+		if int64(d) <= m || s.callMaxWait.CompareAndSwap(m, int64(d)) {
+			return
+		}
+	}
+}
+
+// callStats puts the current load call's waits for sources in st.
+func (s *stage) callStats(st *Stats) {
+	st.WaitedForSource = s.callWaited.Load()
+	st.MaxWaitForSource = time.Duration(s.callMaxWait.Load())
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/replaykit/replay/snapshots"
 )
@@ -30,7 +31,7 @@ func (s *stage) correlate(ctx context.Context, key int64, pos int, req *staged) 
 		return nil
 	}
 	p := &pending{uses: uses, resolved: make([]bool, len(uses))}
-	waited := false
+	waited, t0 := false, time.Now()
 	cookies := map[string]string{}
 	for i, u := range uses {
 		st := s.links.links[u.link]
@@ -66,7 +67,7 @@ func (s *stage) correlate(ctx context.Context, key int64, pos int, req *staged) 
 		}
 	}
 	if waited {
-		s.waited.Add(1)
+		s.waitedFor(time.Since(t0))
 	}
 	if len(cookies) > 0 {
 		setCookies(req, cookies)

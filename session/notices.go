@@ -10,7 +10,8 @@ import (
 )
 
 // Notices say what a user should look at after a run, one sentence each:
-// wiring faults, a target that fell behind the open model, mock misses. (--max-inflight
+// wiring faults, a target that fell behind the open model, requests that
+// waited for the answer they depend on, mock misses. (--max-inflight
 // is named as the CLI's flag.)
 func (r *RunResult) Notices() []string {
 	var out []string
@@ -20,6 +21,9 @@ func (r *RunResult) Notices() []string {
 	if st := r.Stats; st.NotSent > 0 || st.Late > 0 {
 		out = append(out, fmt.Sprintf("the target fell behind the open model: all %d allowed requests were in flight (--max-inflight), so %d requests started late (up to %s after their intended start) and %d could not be sent at all (failed as %q); latency counts from the intended start",
 			st.MaxInFlight, st.Late, st.MaxLate.Round(time.Millisecond), st.NotSent, "not sent: target stalled"))
+	}
+	if n := waitedNotice(r.Stats); n != "" {
+		out = append(out, n)
 	}
 	if r.MockMisses > 0 {
 		out = append(out, fmt.Sprintf("the mock could not answer %d outbound requests; see 'replay mock' for the closest recorded ones", r.MockMisses))
@@ -57,8 +61,22 @@ func (r *CompareResult) Notices() []string {
 			out = append(out, fmt.Sprintf("the %s fell behind the open model: %d requests started late (up to %s) and %d could not be sent",
 				s.Name(), st.Late, st.MaxLate.Round(time.Millisecond), st.NotSent))
 		}
+		if n := waitedNotice(stats[i]); n != "" {
+			out = append(out, "the "+s.Name()+": "+n)
+		}
 	}
 	return out
+}
+
+// waitedNotice says how many requests of the open or as-recorded model
+// started late because they waited for the answer they depend on
+// (correlation); "" when none did.
+func waitedNotice(st replayer.Stats) string {
+	if st.WaitedForSource == 0 || st.Model == "closed" {
+		return ""
+	}
+	return fmt.Sprintf("%d requests waited for the answer they depend on (up to %s) and started late by as much: a dependent request is sent late, never with a stale value",
+		st.WaitedForSource, st.MaxWaitForSource.Round(time.Millisecond))
 }
 
 // faultLabel prefixes a fault's notice: "auth: " for a want of

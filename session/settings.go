@@ -41,7 +41,8 @@ func (s *Side) settings(shared map[string]string) map[string]string {
 }
 
 // stallSettings records in a run file's settings how far its target fell
-// behind the open model.
+// behind the open model, and how many requests waited for the answer they
+// depend on.
 func stallSettings(s map[string]string, st replayer.Stats) {
 	if st.Late > 0 {
 		s["late_requests"] = strconv.FormatInt(st.Late, 10)
@@ -49,6 +50,10 @@ func stallSettings(s map[string]string, st replayer.Stats) {
 	}
 	if st.NotSent > 0 {
 		s["not_sent"] = strconv.FormatInt(st.NotSent, 10)
+	}
+	if st.WaitedForSource > 0 {
+		s["waited_for_source"] = strconv.FormatInt(st.WaitedForSource, 10)
+		s["max_wait_for_source"] = st.MaxWaitForSource.Round(time.Millisecond).String()
 	}
 }
 

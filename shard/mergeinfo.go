@@ -14,8 +14,8 @@ import (
 // Settings a shard's stall adds (session's stallSettings): the merged run
 // adds up the counts and keeps the largest delay.
 var (
-	summedSettings = []string{"late_requests", "not_sent"}
-	maxedSettings  = []string{"max_late"}
+	summedSettings = []string{"late_requests", "not_sent", "waited_for_source"}
+	maxedSettings  = []string{"max_late", "max_wait_for_source"}
 )
 
 // mergeInfo is the info of the merged run of infos (in order of shard):

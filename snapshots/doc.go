@@ -44,7 +44,9 @@
 // (Exchange.ResponseTrailer); its endpoint is its method,
 // "gRPC route.RoutesService/FindRoute" (GRPCEndpoint, GRPCMethod), and its
 // status grpc-status (Exchange.GRPCStatus). Format version 2 added them;
-// version 1 files read with none.
+// version 1 files read with none. Format version 3 added the client
+// connection of an inbound request (Exchange.ClientConn); older files read
+// it as zero, unknown.
 //
 // It imports nothing else of replay's, and does no networking.
 package snapshots

@@ -2,9 +2,11 @@ package snapshots
 
 import "errors"
 
-// SchemaVersion is the snapshot file format version this package writes and
-// reads.
-const SchemaVersion = 2
+// SchemaVersion is the snapshot file format version this package writes. It
+// reads every version from 1 on: version 2 added response trailers and gRPC
+// messages, version 3 the client connection of an inbound request
+// (Exchange.ClientConn; older files read it as zero, unknown).
+const SchemaVersion = 3
 
 // RunSchemaVersion is the run file format version this package writes. It
 // reads every version from 1 on: version 2 added SQLCount.Errors and

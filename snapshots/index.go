@@ -73,7 +73,7 @@ func (s *Snapshot) Answers(ctx context.Context, ids []int64) ([]*Exchange, error
 func (s *Snapshot) Calls(ctx context.Context) iter.Seq2[*Exchange, error] {
 	q := `SELECT id, direction, protocol, service, start_ns, duration_ns,
 	method, url, proto, request_header, request_body, request_body_size,
-	status, NULL, NULL, response_body_size, endpoint, parent_id, trace_id, error, NULL, messages
+	status, NULL, NULL, response_body_size, endpoint, parent_id, trace_id, error, NULL, messages, client_conn
 	FROM exchanges WHERE direction = ? ORDER BY start_ns, id`
 	return queryRows(ctx, s, s.sel(q), []any{string(Outbound)}, scanExchange)
 }

@@ -94,6 +94,12 @@ type Exchange struct {
 	// Error describes a transport failure (no response, or a response cut
 	// short); empty on success.
 	Error string
+	// ClientConn identifies, within the snapshot, the client connection an
+	// inbound request came on: requests of one connection share it (HTTP/2
+	// streams of one connection too). Zero means unknown (an outbound call,
+	// an import that did not say, a file of format 1 or 2). Replay takes
+	// the requests of one connection for one client when it correlates.
+	ClientConn int64
 }
 
 // RequestTruncated reports whether the recorded request body is shorter than

@@ -27,7 +27,7 @@ const maxIDs = 4096
 const (
 	maxIdleReaders   = 2
 	maxReaderStmts   = 8
-	exchangeColCount = 22
+	exchangeColCount = 23
 )
 
 // readers is a Snapshot's pool of connections for byID.
@@ -189,6 +189,7 @@ func exchangeFromValues(v []driver.Value) (*Exchange, error) {
 		RequestBody: valBytes(v[10]), RequestBodySize: valInt(v[11]), Status: int(valInt(v[12])),
 		ResponseBody: valBytes(v[14]), ResponseBodySize: valInt(v[15]),
 		Endpoint: valString(v[16]), ParentID: valInt(v[17]), TraceID: valString(v[18]), Error: valString(v[19]),
+		ClientConn: valInt(v[22]),
 	}
 	var err error
 	if e.ResponseTrailer, err = parseHeader(sql.NullString{String: valString(v[20]), Valid: v[20] != nil}); err != nil {

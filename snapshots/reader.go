@@ -47,13 +47,17 @@ func Open(path string) (*Snapshot, error) {
 // Version returns the snapshot's format version (1 to SchemaVersion).
 func (s *Snapshot) Version() int { return s.version }
 
-// sel adapts a query naming the columns of version 2 to the file's
-// version: a version 1 file has no such columns, and reads them as NULL.
+// sel adapts a query naming the columns of versions 2 and 3 to the
+// file's version: an older file has no such columns, and reads them as
+// NULL.
 func (s *Snapshot) sel(q string) string {
-	if s.version >= 2 {
+	switch {
+	case s.version >= 3:
 		return q
+	case s.version == 2:
+		return strings.ReplaceAll(q, "client_conn", "NULL")
 	}
-	return strings.NewReplacer("response_trailer", "NULL", "messages", "NULL").Replace(q)
+	return strings.NewReplacer("response_trailer", "NULL", "messages", "NULL", "client_conn", "NULL").Replace(q)
 }
 
 // Path returns the file the snapshot was opened from.
@@ -238,13 +242,15 @@ func scanExchange(sc scanner) (*Exchange, error) {
 	var startNS, durNS int64
 	var reqH, respH, trailer sql.NullString
 	var msgs []byte
+	var conn sql.NullInt64
 	err := sc.Scan(&e.ID, &dir, &e.Protocol, &e.Service, &startNS, &durNS,
 		&e.Method, &e.URL, &e.Proto, &reqH, &e.RequestBody, &e.RequestBodySize,
 		&e.Status, &respH, &e.ResponseBody, &e.ResponseBodySize,
-		&e.Endpoint, &e.ParentID, &e.TraceID, &e.Error, &trailer, &msgs)
+		&e.Endpoint, &e.ParentID, &e.TraceID, &e.Error, &trailer, &msgs, &conn)
 	if err != nil {
 		return nil, err
 	}
+	e.ClientConn = conn.Int64
 	e.Direction = Direction(dir)
 	e.Start = fromUnixNano(startNS)
 	e.Duration = time.Duration(durNS)

@@ -40,6 +40,7 @@ type jsonExchange struct {
 	ParentID             int64         `json:"parent_id,omitempty"`
 	TraceID              string        `json:"trace_id,omitempty"`
 	Error                string        `json:"error,omitempty"`
+	ClientConn           int64         `json:"client_conn,omitempty"`
 }
 
 // jsonMessage is a Message as JSON Lines and HAR's "_replay" carry it.
@@ -122,6 +123,7 @@ func toJSONExchange(e *Exchange) *jsonExchange {
 		RequestHeader: e.RequestHeader, RequestBodySize: e.RequestBodySize,
 		Status: e.Status, ResponseHeader: e.ResponseHeader, ResponseBodySize: e.ResponseBodySize,
 		Endpoint: e.Endpoint, ParentID: e.ParentID, TraceID: e.TraceID, Error: e.Error,
+		ClientConn: e.ClientConn,
 	}
 	j.ResponseTrailer = e.ResponseTrailer
 	j.Messages = toJSONMessages(e.Messages)
@@ -148,6 +150,7 @@ func (j *jsonExchange) exchange() (*Exchange, error) {
 		RequestHeader: j.RequestHeader, RequestBodySize: j.RequestBodySize,
 		Status: j.Status, ResponseHeader: j.ResponseHeader, ResponseBodySize: j.ResponseBodySize,
 		Endpoint: j.Endpoint, ParentID: j.ParentID, TraceID: j.TraceID, Error: j.Error,
+		ClientConn: j.ClientConn,
 	}
 	if e.Direction == "" {
 		e.Direction = Inbound

@@ -83,8 +83,15 @@ var snapshotV2 = []string{
 	`ALTER TABLE exchanges ADD COLUMN messages BLOB`,
 }
 
-// v2Columns are the columns version 2 added, as queries name them.
-const v2Columns = `response_trailer, messages`
+// snapshotV3 takes the snapshot schema from version 2 to 3: the client
+// connection an inbound request came on (Exchange.ClientConn). Readers of
+// an older file read it as NULL (zero: unknown).
+var snapshotV3 = []string{
+	`ALTER TABLE exchanges ADD COLUMN client_conn INTEGER`,
+}
+
+// v2Columns are the columns versions 2 and 3 added, as queries name them.
+const v2Columns = `response_trailer, messages, client_conn`
 
 // runDDL creates version 1 of the run file schema.
 var runDDL = []string{

@@ -67,7 +67,7 @@ type Writer struct {
 // Create creates a new snapshot file at path; it fails with ErrExists when
 // the file exists.
 func Create(path string, opts Options) (*Writer, error) {
-	db, err := createFile(path, kindSnapshot, slices.Concat(snapshotDDL, snapshotV2))
+	db, err := createFile(path, kindSnapshot, slices.Concat(snapshotDDL, snapshotV2, snapshotV3))
 	if err != nil {
 		return nil, fmt.Errorf("create snapshot %s: %w", path, err)
 	}
@@ -117,7 +117,7 @@ const (
 		method, url, proto, request_header, request_body, request_body_size,
 		status, response_header, response_body, response_body_size,
 		endpoint, parent_id, trace_id, error, ` + v2Columns
-	exchangeRow   = `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	exchangeRow   = `(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 	statementCols = `id, exchange_id, trace_id, conn, start_ns, duration_ns,
 		protocol, sql, fingerprint, rows, command_tag, error`
 	statementRow = `(?,?,?,?,?,?,?,?,?,?,?,?)`
@@ -180,7 +180,7 @@ func (w *Writer) AddExchange(e *Exchange) {
 		headerJSON(e.RequestHeader), blob(e.RequestBody), e.RequestBodySize,
 		int64(e.Status), headerJSON(e.ResponseHeader), blob(e.ResponseBody), e.ResponseBodySize,
 		e.Endpoint, e.ParentID, e.TraceID, e.Error,
-		headerJSON(e.ResponseTrailer), blob(encodeMessages(e.Messages))}
+		headerJSON(e.ResponseTrailer), blob(encodeMessages(e.Messages)), clientConn(e.ClientConn)}
 	if !w.b.add(rec) {
 		w.b.logger.Error("snapshot write: exchange added after Close", "id", e.ID)
 		return
@@ -281,7 +281,7 @@ type exchangeRecord struct {
 	e *Exchange
 	// values of the row (exchangeCols), made by AddExchange: on the
 	// callers' goroutines rather than on the writing one.
-	values [22]driver.Value
+	values [23]driver.Value
 }
 
 func (r *exchangeRecord) write(st *stmts) error {
@@ -416,4 +416,13 @@ func fromUnixNano(ns int64) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(0, ns).UTC()
+}
+
+// clientConn is an exchange's client connection as stored: NULL when
+// unknown (zero).
+func clientConn(c int64) driver.Value {
+	if c == 0 {
+		return nil
+	}
+	return c
 }

@@ -45,7 +45,7 @@ func (s *stateFlags) addFlags(f *pflag.FlagSet) {
 	f.StringArrayVar(&s.oauthScopes, "oauth2-scope", nil, "OAuth2 scope `S` to ask for (repeatable)")
 	f.StringVar(&s.oauthEnv, "oauth2-client-secret-env", defaultSecretEnv, "environment variable `NAME` holding the OAuth2 client secret (never a flag value)")
 	f.BoolVar(&s.noCorrelate, "no-correlate", false, "send recorded ids as recorded: do not carry values the server generated (JSON fields, Location, Set-Cookie) into the later requests that sent them back")
-	f.StringVar(&s.sessionKey, "session-key", "", "request header `HEADER` whose value tells recorded clients apart, for correlation (default: the recording is one client)")
+	f.StringVar(&s.sessionKey, "session-key", "", "request header `HEADER` whose value tells recorded clients apart, for correlation (default: the recorded connection)")
 	f.BoolVar(&s.shiftTimes, "shift-times", false, "move timestamps in requests that lie within the recording's time span by the replay's offset from it")
 }
 
