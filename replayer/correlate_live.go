@@ -11,6 +11,7 @@ import (
 type answer struct {
 	status  int
 	values  map[loc]string    // at the source's locations (locJSON, locLocation)
+	held    map[string]bool   // every value of the arrays those locations go through (see keepRecorded)
 	cookies map[string]string // the cookies it set, by name
 }
 

@@ -147,6 +147,23 @@ func walkJSON(v any, path string, depth int, f func(v, path string)) {
 
 // jsonAt returns the scalar at path ($.a.b[2].c) of a decoded document.
 func jsonAt(v any, path string) (string, bool) {
+	var out string
+	found := false
+	jsonWalk(v, path, false, func(x string) bool { out, found = x, true; return false })
+	return out, found
+}
+
+// jsonAnyOf calls f with every value at path with each array index taken
+// as any index ("$.items[0].sku" reads every item's sku), until f returns
+// false.
+func jsonAnyOf(v any, path string, f func(string) bool) {
+	jsonWalk(v, path, true, f)
+}
+
+// jsonWalk walks path through v, every element of an array when anyIndex,
+// and calls f with each string or number it reaches until f returns false;
+// it reports whether to go on.
+func jsonWalk(v any, path string, anyIndex bool, f func(string) bool) bool {
 	rest := strings.TrimPrefix(path, "$")
 	for rest != "" {
 		switch rest[0] {
@@ -157,26 +174,38 @@ func jsonAt(v any, path string) (string, bool) {
 			}
 			m, ok := v.(map[string]any)
 			if !ok {
-				return "", false
+				return true
 			}
 			v, rest = m[rest[1:1+end]], rest[1+end:]
 		case '[':
 			end := strings.IndexByte(rest, ']')
 			i, err := strconv.Atoi(rest[1:max(end, 1)])
 			a, ok := v.([]any)
-			if end < 0 || err != nil || !ok || i >= len(a) {
-				return "", false
+			if end < 0 || err != nil || !ok {
+				return true
+			}
+			if anyIndex {
+				for _, e := range a {
+					if !jsonWalk(e, "$"+rest[end+1:], true, f) {
+						return false
+					}
+				}
+				return true
+			}
+			if i >= len(a) {
+				return true
 			}
 			v, rest = a[i], rest[end+1:]
 		default:
-			return "", false
+			return true
 		}
 	}
 	switch x := v.(type) {
 	case string:
-		return x, true
+		return f(x)
 	case json.Number:
-		return x.String(), true
+		return f(x.String())
 	}
-	return "", false
+	return true
 }
+

@@ -57,6 +57,8 @@ func (s *stage) correlate(ctx context.Context, key int64, pos int, req *staged) 
 		}
 		if u.from.kind == locSetCookie {
 			p.resolved[i] = s.takeCookies(a, u, cookies)
+		} else if keepRecorded(a, u) {
+			p.resolved[i] = true
 		} else if v, ok := a.values[u.from]; ok {
 			p.resolved[i] = substitute(req, u, v)
 		}
@@ -129,6 +131,12 @@ func (s *stage) answered(key int64, pos int, ans liveAnswer) {
 			}
 			if v, ok := jsonAt(doc, at.name); ok {
 				a.values[at] = v
+			}
+			if strings.Contains(at.name, "[") {
+				if a.held == nil {
+					a.held = map[string]bool{}
+				}
+				jsonAnyOf(doc, at.name, func(v string) bool { a.held[v] = true; return true })
 			}
 		case locLocation:
 			if v, ok := locationSegment(ans.header.Get("Location"), at.name); ok {
@@ -271,4 +279,13 @@ func locationSegment(l, i string) (string, bool) {
 		return "", false
 	}
 	return segs[k], true
+}
+
+// keepRecorded reports whether u's recorded value is still in its source's
+// live answer, in the array the link's path goes through: an element of a
+// list the server returns in another order (or grown) is still valid, and
+// taking the one at the recorded index would send another. A value the
+// server generated anew is not there, and is substituted.
+func keepRecorded(a *answer, u use) bool {
+	return u.from.kind == locJSON && u.value != "" && a.held[u.value]
 }
