@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,6 +47,10 @@ func openBrowser(t *testing.T) *browser {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Its own process group, ended whole: the command may be a wrapper
+	// script whose browser would outlive a kill of the script alone.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
