@@ -374,17 +374,9 @@ func (l *eventLoop) relay(sd *side, now time.Time) {
 		return
 	}
 	b := l.buf[:n]
-	// What the client sends goes on to the server before it is decoded (the
-	// decoder only reads it, and its time is now's, taken before the read):
-	// the server starts a decode sooner. The answer, which completes a
-	// statement, is decoded first, so that a client that has its answer
-	// finds the statement counted.
-	toServer := sd == &sd.c.client
-	if !toServer {
-		if err := sd.feed(b, now); err != nil {
-			l.end(sd, err)
-			return
-		}
+	if err := sd.feed(b, now); err != nil {
+		l.end(sd, err)
+		return
 	}
 	w, err := syscall.Write(sd.peer.fd, b)
 	if err != nil {
@@ -393,12 +385,6 @@ func (l *eventLoop) relay(sd *side, now time.Time) {
 			return
 		}
 		w = 0
-	}
-	if toServer {
-		if err := sd.feed(b, now); err != nil {
-			l.end(sd, err)
-			return
-		}
 	}
 	if w == n {
 		return
