@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/interop"
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
@@ -56,6 +57,8 @@ type Options struct {
 	// Alter, when set, changes every unary answer before it is sent: a
 	// build that answers differently.
 	Alter func(method string, resp any)
+	// Reflection serves gRPC server reflection (v1 and v1alpha) too.
+	Reflection bool
 }
 
 // Start starts an interop server on 127.0.0.1, in the clear (h2c with prior
@@ -80,6 +83,9 @@ func StartWith(t testing.TB, o Options) *Server {
 	}
 	s.srv = grpc.NewServer(opts...)
 	testgrpc.RegisterTestServiceServer(s.srv, interop.NewTestServer())
+	if o.Reflection {
+		reflection.Register(s.srv)
+	}
 	go s.srv.Serve(l)
 	t.Cleanup(s.srv.Stop)
 	return s
