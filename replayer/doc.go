@@ -81,7 +81,8 @@
 // the recorded one. A sampled gRPC answer is captured as a JSON document,
 // its messages decoded from protobuf by Config.Messages (grpcsample.go), so
 // that answers are compared as JSON ones are; GRPCAnswer gives a recorded
-// call's answer the same form.
+// call's answer the same form. The stage (StateConfig) rewrites their
+// headers as it does HTTP/1.1 ones (stage_h2.go).
 //
 // # Builds
 //
