@@ -7,9 +7,12 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/net/http2/hpack"
 
 	"github.com/replaykit/replay/snapshots"
 )
@@ -121,4 +124,29 @@ func TestH2DirectGoAway(t *testing.T) {
 	if app.ok != len(exs) || len(app.bad) > 0 {
 		t.Errorf("the server saw %d requests, %v bad; want %d", app.ok, app.bad, len(exs))
 	}
+}
+
+// FuzzAppendHPACK: a header field as the direct client encodes it (an
+// HPACK literal without indexing) decodes to itself, whatever its length
+// (one byte of length, or more past 126).
+func FuzzAppendHPACK(f *testing.F) {
+	f.Add("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+	f.Add("x", strings.Repeat("v", 126))
+	f.Add(strings.Repeat("n", 127), strings.Repeat("v", 128))
+	f.Add("grpc-timeout", strings.Repeat("v", 20000))
+	f.Fuzz(func(t *testing.T, name, value string) {
+		b := appendHPACK(appendHPACK(nil, name, value), "te", "trailers")
+		var got []hpack.HeaderField
+		d := hpack.NewDecoder(4096, func(f hpack.HeaderField) { got = append(got, f) })
+		d.SetMaxStringLength(1 << 20)
+		if _, err := d.Write(b); err != nil {
+			t.Fatalf("%q: %v", b, err)
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 || got[0].Name != name || got[0].Value != value || got[1].Value != "trailers" {
+			t.Errorf("decoded %q, want %q: %q", got, name, value)
+		}
+	})
 }
