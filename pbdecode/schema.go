@@ -24,6 +24,7 @@ import (
 // messages decode with their field names.
 type Schema struct {
 	files *protoregistry.Files
+	set   *descriptorpb.FileDescriptorSet
 }
 
 // LoadFiles reads a schema from files: .proto sources (compiled here,
@@ -123,7 +124,13 @@ func NewSchema(fds []*descriptorpb.FileDescriptorProto) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build protobuf schema: %w", err)
 	}
-	return &Schema{files: files}, nil
+	return &Schema{files: files, set: set}, nil
+}
+
+// DescriptorSet returns the schema as a serialized FileDescriptorSet,
+// which LoadFiles reads back.
+func (s *Schema) DescriptorSet() ([]byte, error) {
+	return proto.Marshal(s.set)
 }
 
 // ErrUnknownMethod is returned by Schema.Method for a method the schema

@@ -67,9 +67,13 @@
 // targets, and Config.NetHTTP, use net/http with a transport sized to the
 // concurrency, compression off and no proxy from the environment.
 //
-// Requests recorded over HTTP/2 go over HTTP/2 (h2.go, golang.org/x/net/http2),
-// whatever the load model: h2c with prior knowledge to an http:// target, h2
-// by ALPN to an https:// one, as streams over Config.Conns connections. A
+// Requests recorded over HTTP/2 go over HTTP/2 (h2.go), whatever the load
+// model: h2c with prior knowledge to an http:// target, h2 by ALPN to an
+// https:// one, as streams over Config.Conns connections. Its client
+// (h2direct.go, h2conn.go, h2read.go) writes each template's HEADERS
+// encoded once and the frames of every stream queued meanwhile in one
+// write, and reads frames with golang.org/x/net/http2's Framer: per call
+// it costs well under x/net/http2's transport, which Config.NetHTTP keeps. A
 // gRPC call (grpc.go) sends its client messages framed as recorded, ends at
 // its recorded deadline (DEADLINE_EXCEEDED) or recorded cancel (CANCELLED)
 // as a gRPC client would, reads the server's messages and trailers, and
@@ -77,7 +81,8 @@
 // the recorded one. A sampled gRPC answer is captured as a JSON document,
 // its messages decoded from protobuf by Config.Messages (grpcsample.go), so
 // that answers are compared as JSON ones are; GRPCAnswer gives a recorded
-// call's answer the same form.
+// call's answer the same form. The stage (StateConfig) rewrites their
+// headers as it does HTTP/1.1 ones (stage_h2.go).
 //
 // # Builds
 //

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,8 +24,9 @@ import (
 // h2c or h2) are replayed over HTTP/2, multiplexed as streams over
 // Config.Conns connections, whatever the load model: h2c with prior
 // knowledge to an http:// target (as gRPC clients speak it), h2 by ALPN to
-// an https:// one. It is golang.org/x/net/http2's client; requests recorded
-// over HTTP/1.1 keep their own clients (h1.go, net/http).
+// an https:// one. The direct client (h2direct.go) sends them, or with
+// Config.NetHTTP golang.org/x/net/http2's transport; requests recorded over
+// HTTP/1.1 keep their own clients (h1.go, net/http).
 
 // DefaultConns is the number of HTTP/2 connections to the target when
 // Config.Conns is zero: one, as gRPC clients open.
@@ -33,8 +35,11 @@ const DefaultConns = 1
 // h2Client sends requests over a fixed set of HTTP/2 connections, each
 // the one connection of its own transport, taken in turn.
 type h2Client struct {
-	ts   []*http2.Transport
-	next atomic.Uint32
+	// direct, unless Config.NetHTTP, sends every request (h2direct.go);
+	// ts are then unused.
+	direct *h2Direct
+	ts     []*http2.Transport
+	next   atomic.Uint32
 	// bufs are the buffers answers are read with: io.Copy would allocate
 	// 32 KiB per answer read through a tap (most of the client's garbage).
 	bufs sync.Pool
@@ -42,7 +47,11 @@ type h2Client struct {
 
 // newH2Client returns a client of n connections, over TLS configured by
 // tlsCfg (nil: the system roots) when secure.
-func newH2Client(n int, secure bool, tlsCfg *tls.Config) *h2Client {
+func newH2Client(n int, u *url.URL, tlsCfg *tls.Config, netHTTP bool) *h2Client {
+	if !netHTTP {
+		return &h2Client{direct: newH2Direct(n, u, tlsCfg)}
+	}
+	secure := u.Scheme == "https"
 	c := &h2Client{ts: make([]*http2.Transport, n)}
 	c.bufs.New = func() any { b := make([]byte, 16<<10); return &b }
 	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
@@ -92,6 +101,9 @@ func (c *h2Client) roundTrip(req *http.Request) (*http.Response, error) {
 }
 
 func (c *h2Client) closeIdle() {
+	if c.direct != nil {
+		c.direct.closeIdle()
+	}
 	for _, t := range c.ts {
 		t.CloseIdleConnections()
 	}
@@ -109,13 +121,18 @@ func (r *Replayer) sendH2(ctx context.Context, t *template, tp string, res *snap
 	}
 	rctx, cancel := context.WithDeadlineCause(ctx, deadline, cause)
 	defer cancel()
-	resp, err := r.h2.roundTrip(newH2Request(rctx, t, tp))
-	if err == nil {
+	var resp *http.Response
+	if r.h2.direct != nil {
+		resp, n, err = r.h2.direct.roundTrip(rctx, t, tp, tap)
+		if err == nil {
+			status = resp.StatusCode
+		}
+	} else if resp, err = r.h2.roundTrip(newH2Request(rctx, t, tp)); err == nil {
 		status = resp.StatusCode
 		n, err = r.h2.readAnswer(resp, g, tap)
-		if err == nil && g != nil {
-			res.GRPCStatus = grpcStatusOf(resp)
-		}
+	}
+	if err == nil && g != nil {
+		res.GRPCStatus = grpcStatusOf(resp)
 	}
 	res.Done = time.Now()
 	if err != nil && strings.Contains(err.Error(), "looked like an HTTP/1.1 header") {
@@ -124,7 +141,11 @@ func (r *Replayer) sendH2(ctx context.Context, t *template, tp string, res *snap
 	if err != nil && g != nil && ctx.Err() == nil {
 		// The call's own deadline or the recorded cancel ended it: a
 		// status, as a gRPC client reports it, not a transport error.
-		switch context.Cause(rctx) {
+		why := context.Cause(rctx)
+		if why == nil && resetAtDeadline(err, deadline) {
+			why = cause
+		}
+		switch why {
 		case errGRPCDeadline:
 			res.GRPCStatus, err = 4, nil // DEADLINE_EXCEEDED
 		case errClientCancel:
@@ -201,6 +222,11 @@ var (
 type h2Template struct {
 	// grpc is set for a gRPC call.
 	grpc *grpcTemplate
+	// The direct client's HEADERS block but for the traceparent, and
+	// whether a body follows (headerBlock).
+	once  sync.Once
+	block []byte
+	send  bool
 }
 
 // body returns the request body: b (nil when empty), and for a gRPC call

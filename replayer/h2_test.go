@@ -116,19 +116,22 @@ func recordREST(t *testing.T) ([]*snapshots.Exchange, map[string]int) {
 // TestReplayHTTP2REST records REST over h2c and HTTP/1.1 and replays it:
 // what came over HTTP/2 goes over HTTP/2, what came over HTTP/1.1 over
 // HTTP/1.1, each request once, every status as recorded, in the closed
-// and the open model (whose idle workers wait on HTTP/1.1 connections).
+// and the open model (whose idle workers wait on HTTP/1.1 connections),
+// and with Config.NetHTTP (x/net/http2's transport).
 func TestReplayHTTP2REST(t *testing.T) {
 	exs, want := recordREST(t)
 	for _, p := range []struct {
-		name string
-		plan LoadPlan
+		name    string
+		plan    LoadPlan
+		netHTTP bool // x/net/http2's transport rather than the direct client
 	}{
-		{"closed", LoadPlan{VUs: 3, Iterations: 1}},
-		{"open", LoadPlan{Rate: Rate{Count: 300, Per: time.Second}, Iterations: 1}},
+		{"closed", LoadPlan{VUs: 3, Iterations: 1}, false},
+		{"open", LoadPlan{Rate: Rate{Count: 300, Per: time.Second}, Iterations: 1}, false},
+		{"netHTTP", LoadPlan{VUs: 3, Iterations: 1}, true},
 	} {
 		t.Run(p.name, func(t *testing.T) {
 			app := &protoCounter{}
-			r := newReplayer(t, Config{Target: "http://" + serveBoth(t, app), Exchanges: exs})
+			r := newReplayer(t, Config{Target: "http://" + serveBoth(t, app), Exchanges: exs, NetHTTP: p.netHTTP})
 			var s sink
 			if _, err := r.Run(context.Background(), p.plan, &s); err != nil {
 				t.Fatal(err)

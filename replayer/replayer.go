@@ -114,7 +114,9 @@ type Config struct {
 	SQLTraced bool
 	// NetHTTP sends plain-http requests through Go's net/http client instead
 	// of replay's own HTTP/1.1 client (which costs a fraction of the CPU per
-	// request); https targets always use net/http.
+	// request); https targets always use net/http. Requests recorded over
+	// HTTP/2 then go through golang.org/x/net/http2's transport rather
+	// than replay's own HTTP/2 client.
 	NetHTTP bool
 	// TLS configures connections to an https target; nil uses the system
 	// roots.
@@ -274,7 +276,7 @@ func New(cfg Config) (*Replayer, error) {
 		target:    u,
 		seq:       seq,
 		transport: newTransport(cfg),
-		h2:        newH2Client(cfg.Conns, u.Scheme == "https", cfg.TLS),
+		h2:        newH2Client(cfg.Conns, u, cfg.TLS, cfg.NetHTTP),
 		timeout:   cfg.Timeout,
 		maxInfl:   cfg.MaxInFlight,
 		log:       logger,

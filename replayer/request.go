@@ -213,7 +213,7 @@ func (r *Replayer) sendAs(ctx context.Context, c *conn, t *template, res *snapsh
 		res.Error = t.readErr.Error()
 		return false
 	}
-	if r.stage != nil && t.h2 == nil { // HTTP/2 and gRPC go as recorded (the stage speaks HTTP/1.1)
+	if r.stage != nil {
 		return r.sendStaged(ctx, c, -1, t, res, counting)
 	}
 	out := r.begin(t, res, counting)

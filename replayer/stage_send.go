@@ -14,7 +14,7 @@ import (
 // sendAt sends t, the request at sequence position g, through the stage
 // when there is one.
 func (r *Replayer) sendAt(ctx context.Context, c *conn, g int64, t *template, res *snapshots.Result) (canceled bool) {
-	if r.stage == nil || t.readErr != nil || t.h2 != nil { // HTTP/2 and gRPC go as recorded
+	if r.stage == nil || t.readErr != nil {
 		return r.send(ctx, c, t, res)
 	}
 	return r.sendStaged(ctx, c, g, t, res, r.counting())
@@ -39,7 +39,8 @@ type liveAnswer struct {
 const maxSourceBody = 1 << 20
 
 // sendStaged sends t at sequence position g (negative: outside the
-// sequence, the explain phase) rewritten by the stage, through net/http.
+// sequence, the explain phase) rewritten by the stage, through net/http
+// (over HTTP/2 when recorded so).
 func (r *Replayer) sendStaged(ctx context.Context, c *conn, g int64, t *template, res *snapshots.Result, counting bool) (canceled bool) {
 	s := r.stage
 	pos, key := s.position(g, t)
@@ -55,7 +56,7 @@ func (r *Replayer) sendStaged(ctx context.Context, c *conn, g int64, t *template
 	tap := r.tap(c, t, res.Phase)
 	keep := s.links != nil && len(s.links.sources[pos]) > 0
 	ans, err := r.stageRoundTrip(ctx, t, req, out.tp, res, tap, keep)
-	if err == nil && ans.status == http.StatusUnauthorized && hasTok {
+	if err == nil && refusedToken(t, ans, res) && hasTok {
 		s.cfg.Tokens.Invalidate(tok)
 		s.tokenRetries.Add(1)
 		tap.restart()
@@ -110,7 +111,11 @@ func (s *stage) token(ctx context.Context, t *template, req *staged) (string, bo
 
 // stageRoundTrip sends req through net/http and reads the whole answer
 // (through tap when set); keep keeps its headers and body for dependents.
+// A request recorded over HTTP/2 goes over HTTP/2 (stageRoundTripH2).
 func (r *Replayer) stageRoundTrip(ctx context.Context, t *template, req *staged, tp string, res *snapshots.Result, tap *bodyTap, keep bool) (liveAnswer, error) {
+	if t.h2 != nil {
+		return r.stageRoundTripH2(ctx, t, req, tp, res, tap)
+	}
 	h := make(http.Header, len(req.header)+1)
 	for k, vs := range req.header {
 		h[k] = vs

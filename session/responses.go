@@ -31,6 +31,10 @@ type ResponseCapture struct {
 	// Messages decodes gRPC answers' messages (protobuf) for comparison;
 	// nil decodes them by field number.
 	Messages replayer.MessageDecoder
+	// Reflect asks each target's gRPC server reflection for its schema
+	// once it is up, and decodes with it rather than Messages; the schema
+	// is kept beside the run file (ProtosetSuffix) for reports.
+	Reflect bool
 }
 
 // apply sets the capture of rc on cfg, the answers going to the run file

@@ -257,6 +257,14 @@ func (s *Side) open(vus int, settings map[string]string) error {
 	}
 	responses := &runResponses{}
 	c.Responses.apply(&cfg, responses, c.Snapshot)
+	protoset := ""
+	if c.Responses.Reflect && !c.Responses.Off {
+		dec, path, err := reflectSchema(context.Background(), s.target, s.sc.RunPath)
+		if err != nil {
+			return s.wrap(fmt.Errorf("--proto-reflect: %w", err))
+		}
+		cfg.Messages, protoset = dec, path
+	}
 	rp, err := replayer.New(cfg)
 	if err != nil {
 		return s.wrap(err)
@@ -264,6 +272,13 @@ func (s *Side) open(vus int, settings map[string]string) error {
 	s.rp = rp
 	s.info = snapshots.RunInfo{Name: s.sc.Name, Snapshot: c.Snapshot, Target: s.target, Started: time.Now(), Settings: s.settings(settings),
 		Truncated: rp.Truncated()}
+	if protoset != "" {
+		if s.info.Settings == nil {
+			s.info.Settings = map[string]string{}
+		}
+		s.info.Settings[SettingProto] = protoset
+		delete(s.info.Settings, SettingProtoPath)
+	}
 	if s.sql != nil {
 		// Kept from the start, so that the summary keeps every request's span.
 		s.info.UnattributedSQL = snapshots.SQLHistogram{Bin: snapshots.DefaultSQLBin}

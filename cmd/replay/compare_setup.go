@@ -39,7 +39,7 @@ var liveFlags = []string{"baseline-url", "baseline-cmd", "candidate-url", "candi
 	"baseline-header", "candidate-header", "header", "vus", "rate", "duration", "max-duration", "warmup", "slices", "sequential", "explain", "reset",
 	"endpoint", "mock", "mock-timing", "on-miss", "ca-dir", "postgres", "postgres-tls", "postgres-upstream-tls", "postgres-upstream-tls-ca",
 	"mysql", "mysql-tls", "mysql-upstream-tls", "mysql-upstream-tls-ca",
-	"sql-traced", "timeout", "max-inflight", "conns", "proto", "proto-path", "start-timeout", "dashboard", "dashboard-linger"}
+	"sql-traced", "timeout", "max-inflight", "conns", "proto", "proto-path", "proto-reflect", "start-timeout", "dashboard", "dashboard-linger"}
 
 // setupOffline validates the options of `replay compare RUN_A RUN_B`.
 func (opts *compareOptions) setupOffline() (*compareSetup, error) {

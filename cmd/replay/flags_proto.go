@@ -13,6 +13,7 @@ import (
 // source or a FileDescriptorSet) and --proto-path DIR for its imports.
 type protoFlags struct {
 	files, paths []string
+	reflect      bool // --proto-reflect (run and compare)
 }
 
 func (p *protoFlags) addFlags(f *pflag.FlagSet) {
@@ -23,6 +24,9 @@ func (p *protoFlags) addFlags(f *pflag.FlagSet) {
 // decoder returns the decoder of the flags: by field number without
 // --proto.
 func (p *protoFlags) decoder(ctx context.Context, cmd string) (*pbdecode.Decoder, error) {
+	if p.reflect && len(p.files) > 0 {
+		return nil, usagef("%s: give --proto FILE or --proto-reflect, not both", cmd)
+	}
 	if len(p.files) == 0 {
 		return &pbdecode.Decoder{}, nil
 	}

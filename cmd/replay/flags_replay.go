@@ -63,6 +63,7 @@ func (r *replayFlags) addFlags(f *pflag.FlagSet) {
 	r.dashboard.AddFlags(f)
 	r.state.addFlags(f)
 	r.proto.addFlags(f)
+	f.BoolVar(&r.proto.reflect, "proto-reflect", false, "decode gRPC messages with the field names the target's server reflection gives (asked once per run; kept beside the run file as RUN.protoset)")
 	f.BoolVar(&r.sqlTraced, "sql-traced", false, "the build puts each request's traceparent in its SQL comments (sqlcommenter): count SQL under load too")
 	f.Var(flagval.AutoInt{V: &r.explain}, "explain", "replay up to `N` distinct requests (method, path, query, body) of every endpoint one at a time first (on each side), after one warm-up request per endpoint, for exact SQL counts weighted by the load's mix (default 10 with --postgres or --mysql, else 0)")
 	f.DurationVar(&r.timeout, "timeout", replayer.DefaultTimeout, "per-request timeout `D`")
@@ -142,7 +143,7 @@ func (r *replayFlags) config(ctx context.Context, cmd string, su *replaySetup, n
 	if err != nil {
 		return c, err
 	}
-	c.Responses.Messages = dec
+	c.Responses.Messages, c.Responses.Reflect = dec, r.proto.reflect
 	done := report.IndexingNote(notes, r.snapshot, isTerminalWriter(notes))
 	rec, err := session.OpenRecording(ctx, r.snapshot, r.endpoints)
 	if err != nil {

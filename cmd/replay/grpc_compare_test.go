@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	testpb "google.golang.org/grpc/interop/grpc_testing"
 
 	"github.com/replaykit/replay/internal/grpctest"
+	"github.com/replaykit/replay/session"
 )
 
 // `replay compare` of a recording of grpc-go's interop client: two copies
@@ -107,6 +109,36 @@ func TestRunCheckResponsesGRPC(t *testing.T) {
 					}
 				}
 			}
+		}
+	})
+	t.Run("reflection", func(t *testing.T) {
+		// --proto-reflect: the target's server reflection names the
+		// fields, and its schema stays beside the run file.
+		other := grpctest.StartWith(t, grpctest.Options{Reflection: true, Alter: func(method string, resp any) {
+			if r, ok := resp.(*testpb.SimpleResponse); ok {
+				r.Hostname = "candidate"
+			}
+		}})
+		out := filepath.Join(t.TempDir(), "r.run")
+		code, stdout, stderr := replayRun(t, "--snapshot", snap, "--target", "http://"+other.Addr, "--iterations", "1",
+			"--check-responses", "--proto-reflect", "--out", out, "--format", "json")
+		var doc responsesJSON
+		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+			t.Fatalf("stdout is not JSON: %v\n%s\n%s", err, stdout, stderr)
+		}
+		d := doc.differing()
+		if got := d["gRPC grpc.testing.TestService/UnaryCall"]; code != exitRegression || len(d) != 1 || !slices.Contains(got, "$.messages[*].hostname") {
+			t.Errorf("exit %d, differing %v; want 99 and UnaryCall's $.messages[*].hostname; stderr %s", code, d, stderr)
+		}
+		if _, err := os.Stat(out + session.ProtosetSuffix); err != nil {
+			t.Errorf("no schema beside the run file: %v", err)
+		}
+	})
+	t.Run("reflection refused", func(t *testing.T) {
+		code, _, stderr := replayRun(t, "--snapshot", snap, "--target", "http://"+grpctest.Start(t, nil).Addr, "--iterations", "1",
+			"--proto-reflect", "--out", filepath.Join(t.TempDir(), "r.run"))
+		if code != exitError || !strings.Contains(stderr, "--proto-reflect") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("exit %d, stderr %q; want 1 and one line naming --proto-reflect", code, stderr)
 		}
 	})
 	t.Run("another answer", func(t *testing.T) {

@@ -142,3 +142,37 @@ func TestRunReplaysGRPC(t *testing.T) {
 		}
 	}
 }
+
+// `replay run --token-cmd` of a recording of grpc-go's interop client
+// (which sent no credential) to a server that asks every call for a bearer
+// token: each call carries the token as its authorization metadata and
+// none is refused; without --token-cmd, calls are.
+func TestRunGRPCToken(t *testing.T) {
+	snap, _, _ := recordInteropSnapshot(t)
+	run := func(token ...string) (*grpctest.Server, runJSON) {
+		srv := grpctest.StartWith(t, grpctest.Options{Token: "s3cret"})
+		args := append([]string{"--snapshot", snap, "--target", "http://" + srv.Addr, "--vus", "2",
+			"--out", filepath.Join(t.TempDir(), "g.run"), "--format", "json"}, token...)
+		code, stdout, stderr := replayRun(t, args...)
+		if code != exitOK && code != exitRegression {
+			t.Fatalf("replay run: exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		return srv, decodeRunJSON(t, stdout)
+	}
+	refused := func(srv *grpctest.Server) (n int) {
+		for _, c := range srv.Calls() {
+			if c.Code == 16 { // UNAUTHENTICATED
+				n++
+			}
+		}
+		return n
+	}
+	srv, v := run("--token-cmd", "echo s3cret", "--token-header", "Authorization")
+	if n := refused(srv); v.Failed != 0 || n != 0 || len(srv.Calls()) == 0 {
+		t.Errorf("with the token: %d of %d calls failed, the server refused %d of %d", v.Failed, v.Requests, n, len(srv.Calls()))
+	}
+	srv, v = run()
+	if n := refused(srv); v.Failed == 0 || n == 0 {
+		t.Errorf("without a token: %d of %d calls failed, the server refused %d; want some", v.Failed, v.Requests, n)
+	}
+}

@@ -14,10 +14,12 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/interop"
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 )
 
@@ -43,6 +45,7 @@ type Server struct {
 	calls []Call
 	delay map[string]time.Duration
 	alter func(method string, resp any)
+	token string
 }
 
 // Options tune a server that StartWith starts.
@@ -56,6 +59,11 @@ type Options struct {
 	// Alter, when set, changes every unary answer before it is sent: a
 	// build that answers differently.
 	Alter func(method string, resp any)
+	// Reflection serves gRPC server reflection (v1 and v1alpha) too.
+	Reflection bool
+	// Token, when set, is the bearer token every call must carry in its
+	// authorization metadata ("Bearer TOKEN"): others end UNAUTHENTICATED.
+	Token string
 }
 
 // Start starts an interop server on 127.0.0.1, in the clear (h2c with prior
@@ -73,13 +81,16 @@ func StartWith(t testing.TB, o Options) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{Addr: l.Addr().String(), delay: o.Delay, alter: o.Alter}
+	s := &Server{Addr: l.Addr().String(), delay: o.Delay, alter: o.Alter, token: o.Token}
 	opts := []grpc.ServerOption{grpc.UnaryInterceptor(s.unary), grpc.StreamInterceptor(s.stream)}
 	if o.Cert != nil {
 		opts = append(opts, grpc.Creds(credentials.NewServerTLSFromCert(o.Cert)))
 	}
 	s.srv = grpc.NewServer(opts...)
 	testgrpc.RegisterTestServiceServer(s.srv, interop.NewTestServer())
+	if o.Reflection {
+		reflection.Register(s.srv)
+	}
 	go s.srv.Serve(l)
 	t.Cleanup(s.srv.Stop)
 	return s
@@ -100,6 +111,9 @@ func (s *Server) add(c Call) {
 
 func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	time.Sleep(s.delay[info.FullMethod])
+	if err := s.authorized(ctx, info.FullMethod); err != nil {
+		return nil, err
+	}
 	resp, err := h(ctx, req)
 	if err == nil && s.alter != nil {
 		s.alter(info.FullMethod, resp)
@@ -114,10 +128,27 @@ func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo,
 
 func (s *Server) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 	time.Sleep(s.delay[info.FullMethod])
+	if err := s.authorized(ss.Context(), info.FullMethod); err != nil {
+		return err
+	}
 	cs := &countingStream{ServerStream: ss}
 	err := h(srv, cs)
 	s.add(Call{Method: info.FullMethod, Received: cs.recv, Sent: cs.sent, Code: int(status.Code(err)), Traceparent: traceparent(ss.Context())})
 	return err
+}
+
+// authorized checks a call's token when the server asks for one; a call
+// refused is counted, UNAUTHENTICATED.
+func (s *Server) authorized(ctx context.Context, method string) error {
+	if s.token == "" {
+		return nil
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	if v := md.Get("authorization"); len(v) == 1 && v[0] == "Bearer "+s.token {
+		return nil
+	}
+	s.add(Call{Method: method, Code: int(codes.Unauthenticated), Traceparent: traceparent(ctx)})
+	return status.Error(codes.Unauthenticated, "no valid token")
 }
 
 func traceparent(ctx context.Context) string {
