@@ -166,7 +166,7 @@ func (c *conn) dial(ctx context.Context, addr string, deadline time.Time) (*h1Co
 		h.rc, _ = sc.SyscallConn()
 	}
 	if h.rc != nil {
-		h.pr = &pollReader{nc: nc, rc: h.rc}
+		h.pr = newPollReader(nc, h.rc)
 		h.br = bufio.NewReaderSize(h.pr, 16<<10)
 	} else {
 		h.br = bufio.NewReaderSize(nc, 16<<10)

@@ -27,6 +27,22 @@ type pollReader struct {
 	nc      net.Conn
 	rc      syscall.RawConn
 	pending []byte // a request to write before the next read; nil: none
+
+	// The state of one RawConn.Read, kept here with step bound once so
+	// that a read allocates nothing (a closure passed to RawConn.Read
+	// escapes, with every variable it captures).
+	step  func(fd uintptr) bool
+	req   []byte // to write first; nil: only read
+	buf   []byte // to read into
+	wrote int
+	n     int
+	rerr  error
+}
+
+func newPollReader(nc net.Conn, rc syscall.RawConn) *pollReader {
+	p := &pollReader{nc: nc, rc: rc}
+	p.step = p.do
+	return p
 }
 
 func (p *pollReader) Read(b []byte) (int, error) {
@@ -36,63 +52,61 @@ func (p *pollReader) Read(b []byte) (int, error) {
 	req := p.pending
 	p.pending = nil
 	if req != nil {
-		wrote, n, err := p.writeRead(req, b)
+		wrote, n, err := p.raw(req, b)
 		if wrote == len(req) || err != nil {
 			return n, err
 		}
+		// Short: finish the request, then read the answer.
 		if _, err := p.nc.Write(req[wrote:]); err != nil {
 			return 0, err
 		}
 	}
-	var n int
-	var rerr error
-	err := p.rc.Read(func(fd uintptr) bool {
-		n, rerr = readFD(fd, b)
-		return rerr != syscall.EAGAIN
-	})
-	return p.result(n, rerr, err)
+	_, n, err := p.raw(nil, b)
+	return n, err
 }
 
-// writeRead writes req and, when it went out whole, waits for the answer and
-// reads into b. wrote < len(req) without an error: the rest is to be
-// written.
-func (p *pollReader) writeRead(req, b []byte) (wrote, n int, err error) {
-	var rerr error
-	first := true
-	err = p.rc.Read(func(fd uintptr) bool {
-		if first {
-			first = false
-			var werr error
-			for {
-				wrote, werr = syscall.Write(int(fd), req)
-				if werr != syscall.EINTR {
-					break
-				}
-			}
-			wrote = max(wrote, 0)
-			if werr != nil && werr != syscall.EAGAIN {
-				rerr = &net.OpError{Op: "write", Net: "tcp", Source: p.nc.LocalAddr(), Addr: p.nc.RemoteAddr(), Err: os.NewSyscallError("write", werr)}
-				return true
-			}
-			return wrote < len(req) // sent whole: wait for the answer
-		}
-		n, rerr = readFD(fd, b)
-		return rerr != syscall.EAGAIN
-	})
-	if wrote < len(req) && err == nil && rerr == nil {
+// raw runs one RawConn.Read: it writes req first when set and, once req
+// went out whole, waits for the answer and reads it into b. wrote <
+// len(req) without an error: the rest is to be written.
+func (p *pollReader) raw(req, b []byte) (wrote, n int, err error) {
+	p.req, p.buf, p.wrote, p.n, p.rerr = req, b, 0, 0, nil
+	err = p.rc.Read(p.step)
+	wrote, n, rerr := p.wrote, p.n, p.rerr
+	p.req, p.buf, p.rerr = nil, nil, nil
+	if req != nil && wrote < len(req) && err == nil && rerr == nil {
 		return wrote, 0, nil
 	}
 	n, err = p.result(n, rerr, err)
 	return wrote, n, err
 }
 
-func readFD(fd uintptr, b []byte) (int, error) {
+// do is RawConn.Read's function: false asks it to wait until the socket
+// is readable and call again.
+func (p *pollReader) do(fd uintptr) bool {
+	if p.req != nil {
+		req := p.req
+		p.req = nil
+		var werr error
+		for {
+			p.wrote, werr = syscall.Write(int(fd), req)
+			if werr != syscall.EINTR {
+				break
+			}
+		}
+		p.wrote = max(p.wrote, 0)
+		if werr != nil && werr != syscall.EAGAIN {
+			p.rerr = &net.OpError{Op: "write", Net: "tcp", Source: p.nc.LocalAddr(), Addr: p.nc.RemoteAddr(), Err: os.NewSyscallError("write", werr)}
+			return true
+		}
+		return p.wrote < len(req) // sent whole: wait for the answer
+	}
 	for {
-		n, err := syscall.Read(int(fd), b)
-		if err != syscall.EINTR {
-			return n, err
+		p.n, p.rerr = syscall.Read(int(fd), p.buf)
+		if p.rerr != syscall.EINTR {
+			break
 		}
 	}
+	return p.rerr != syscall.EAGAIN
 }
 
 // result turns a raw read's outcome into Read's, with the errors
@@ -112,7 +126,7 @@ func (p *pollReader) result(n int, rerr, err error) (int, error) {
 		}
 		return 0, &net.OpError{Op: "read", Net: "tcp", Source: p.nc.LocalAddr(), Addr: p.nc.RemoteAddr(), Err: os.NewSyscallError("read", rerr)}
 	}
-	if n == 0 {
+	if n <= 0 {
 		return 0, io.EOF
 	}
 	return n, nil
