@@ -26,8 +26,10 @@ type h1Conn struct {
 	wbuf    []byte
 	scratch [128]byte
 	reused  bool
-	idle    time.Time       // when the last response ended
+	idle    time.Time       // when the last request was sent
+	armed   time.Time       // the deadline set on nc; zero: unknown
 	rc      syscall.RawConn // nc's, for tryWrite; nil when nc has none
+	pr      *pollReader     // br's reader when rc is set: writes a request and reads its answer
 }
 
 // stale reports whether a connection idle for a while was closed by the
@@ -35,8 +37,8 @@ type h1Conn struct {
 // after 5s), so that it is not used for a request that cannot be resent. It
 // peeks at the socket without blocking: one system call, only after a second
 // of idleness.
-func (h *h1Conn) stale() bool {
-	if time.Since(h.idle) < time.Second {
+func (h *h1Conn) stale(now time.Time) bool {
+	if now.Sub(h.idle) < time.Second {
 		return false
 	}
 	if h.br.Buffered() > 0 {
@@ -73,6 +75,7 @@ type connPool struct {
 	mu    sync.Mutex
 	conns []*h1Conn
 	max   int
+	slack time.Duration // how much later than asked a deadline may be (arm)
 }
 
 func (p *connPool) get() *h1Conn {
@@ -109,7 +112,7 @@ func (p *connPool) closeAll() {
 // pool when there is one; canceling ctx aborts the request in flight.
 func newConn(ctx context.Context, pool *connPool) *conn {
 	c := &conn{pool: pool, h1: pool.get()}
-	if c.h1 != nil && c.h1.stale() {
+	if c.h1 != nil && c.h1.stale(time.Now()) {
 		c.h1.nc.Close()
 		c.h1 = nil
 	}
@@ -158,9 +161,15 @@ func (c *conn) dial(ctx context.Context, addr string, deadline time.Time) (*h1Co
 	if err != nil {
 		return nil, err
 	}
-	h := &h1Conn{nc: nc, br: bufio.NewReaderSize(nc, 16<<10)}
+	h := &h1Conn{nc: nc}
 	if sc, ok := nc.(syscall.Conn); ok {
 		h.rc, _ = sc.SyscallConn()
+	}
+	if h.rc != nil {
+		h.pr = newPollReader(nc, h.rc)
+		h.br = bufio.NewReaderSize(h.pr, 16<<10)
+	} else {
+		h.br = bufio.NewReaderSize(nc, 16<<10)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -223,8 +232,8 @@ func newH1Template(t *template) h1Template {
 // that fails on a reused connection before any byte of the response is sent
 // again once on a fresh connection when it is idempotent: the server closed
 // an idle connection.
-func (c *conn) roundTrip(ctx context.Context, addr string, t *h1Template, tp string, deadline time.Time, tap *bodyTap) (status int, n int64, err error) {
-	return c.resume(ctx, addr, t, tp, deadline, -1, tap)
+func (c *conn) roundTrip(ctx context.Context, addr string, t *h1Template, tp string, now, deadline time.Time, tap *bodyTap) (status int, n int64, err error) {
+	return c.resume(ctx, addr, t, tp, now, deadline, -1, tap)
 }
 
 // resume is roundTrip for a request that may have been started already:
@@ -232,11 +241,11 @@ func (c *conn) roundTrip(ctx context.Context, addr string, t *h1Template, tp str
 // its first sent bytes are written (the open model's scheduler writes it;
 // see openWorker). The first attempt writes the rest, if any, and reads the
 // response. tap, when set, sees the answer's headers and body.
-func (c *conn) resume(ctx context.Context, addr string, t *h1Template, tp string, deadline time.Time, sent int, tap *bodyTap) (status int, n int64, err error) {
+func (c *conn) resume(ctx context.Context, addr string, t *h1Template, tp string, now, deadline time.Time, sent int, tap *bodyTap) (status int, n int64, err error) {
 	for attempt := 0; ; attempt++ {
 		h := c.h1
 		if sent < 0 || attempt > 0 || h == nil {
-			if h, err = c.ready(ctx, addr, deadline); err != nil {
+			if h, err = c.ready(ctx, addr, deadline, now); err != nil {
 				return 0, 0, err
 			}
 			h.fill(t, tp)
@@ -244,12 +253,16 @@ func (c *conn) resume(ctx context.Context, addr string, t *h1Template, tp string
 		} else if sent < len(h.wbuf) {
 			// The writer stopped short and woke the reader with a deadline
 			// in the past: set the request's own again.
-			h.nc.SetDeadline(deadline)
+			h.setDeadline(deadline)
 		}
 		var keep bool
 		var got int
 		if sent < len(h.wbuf) {
-			_, err = h.nc.Write(h.wbuf[sent:])
+			if h.pr != nil && h.br.Buffered() == 0 {
+				h.pr.pending = h.wbuf[sent:] // written by the first read
+			} else {
+				_, err = h.nc.Write(h.wbuf[sent:])
+			}
 		}
 		if err == nil {
 			status, n, keep, got, err = h.readResponse(t.head2, tap)
@@ -257,7 +270,7 @@ func (c *conn) resume(ctx context.Context, addr string, t *h1Template, tp string
 		if err == nil {
 			if keep {
 				h.reused = true
-				h.idle = time.Now()
+				h.idle = now
 			} else {
 				c.drop()
 			}
@@ -273,9 +286,9 @@ func (c *conn) resume(ctx context.Context, addr string, t *h1Template, tp string
 
 // ready returns c's connection for a request due by deadline, dialing one
 // when there is none or the one there went stale, with the deadline set.
-func (c *conn) ready(ctx context.Context, addr string, deadline time.Time) (*h1Conn, error) {
+func (c *conn) ready(ctx context.Context, addr string, deadline, now time.Time) (*h1Conn, error) {
 	h := c.h1
-	if h != nil && h.stale() {
+	if h != nil && h.stale(now) {
 		c.drop()
 		h = nil
 	}
@@ -285,11 +298,35 @@ func (c *conn) ready(ctx context.Context, addr string, deadline time.Time) (*h1C
 			return nil, err
 		}
 	}
-	h.nc.SetDeadline(deadline)
+	h.arm(deadline, c.pool.slack)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
 	return h, nil
+}
+
+// arm makes nc's deadline at least d and at most d plus slack: it sets it
+// (to d plus slack) only when the one set is outside that range. Setting a
+// deadline moves a runtime timer; with a slack of a thousandth of the
+// timeout a worker sets one every few dozen requests instead of every
+// request, and a request times out after between its timeout and 0.1% more.
+func (h *h1Conn) arm(d time.Time, slack time.Duration) {
+	if h.armed.Before(d) || h.armed.After(d.Add(slack)) {
+		h.setDeadline(d.Add(slack))
+	}
+}
+
+// setDeadline sets nc's deadline (read and write) to d and remembers it.
+func (h *h1Conn) setDeadline(d time.Time) {
+	h.nc.SetDeadline(d)
+	h.armed = d
+}
+
+// wake sets a read deadline in the past, which wakes a goroutine waiting
+// in a read on nc; the deadline set is then unknown.
+func (h *h1Conn) wake() {
+	h.nc.SetReadDeadline(time.Unix(1, 0))
+	h.armed = time.Time{}
 }
 
 // fill puts t with traceparent tp in wbuf.

@@ -141,16 +141,16 @@ func (o *openRun) send(w *openWorker, j job) {
 	r := o.r
 	w.out = r.begin(j.t, w.res, r.counting())
 	h.fill(&j.t.h1, w.out.tp)
-	w.deadline = time.Now().Add(r.timeout)
-	h.nc.SetDeadline(w.deadline)
 	w.res.Sent = time.Now()
+	w.deadline = w.res.Sent.Add(r.timeout)
+	h.setDeadline(w.deadline)
 	n, _ := h.tryWrite()
 	w.sent = n
 	if n < len(h.wbuf) {
 		// Short of the whole request (a full socket buffer, a broken
 		// connection): wake the worker, which writes the rest or fails. It
 		// sets the request's deadline again once it has mu.
-		h.nc.SetReadDeadline(time.Unix(1, 0))
+		h.wake()
 	}
 	w.mu.Unlock()
 }
@@ -166,7 +166,7 @@ func (w *openWorker) stop() {
 // the past, one without by its kick.
 func (w *openWorker) handOver() {
 	if h := w.cn.h1; w.peeking && h != nil {
-		h.nc.SetReadDeadline(time.Unix(1, 0))
+		h.wake()
 	} else {
 		w.kick <- struct{}{}
 	}
@@ -200,7 +200,7 @@ func (w *openWorker) serve(j job, res *snapshots.Result, out outgoing, deadline 
 	} else {
 		var err error
 		tap := o.r.tap(w.cn, j.t, res.Phase)
-		res.Status, res.Bytes, err = w.cn.resume(o.ctx, o.r.addr, &j.t.h1, out.tp, deadline, sent, tap)
+		res.Status, res.Bytes, err = w.cn.resume(o.ctx, o.r.addr, &j.t.h1, out.tp, res.Sent, deadline, sent, tap)
 		res.Done = time.Now()
 		canceled = o.r.end(o.ctx, out, err)
 		o.r.captured(j.t, res, tap, canceled)
@@ -237,7 +237,7 @@ func (w *openWorker) await() {
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) && w.o.ctx.Err() == nil {
 			// The last request's deadline ran out while idle.
-			h.nc.SetDeadline(time.Time{})
+			h.setDeadline(time.Time{})
 			continue
 		}
 		w.cn.drop() // closed by the server, bytes nobody asked for, or aborted

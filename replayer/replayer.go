@@ -280,7 +280,7 @@ func New(cfg Config) (*Replayer, error) {
 		timeout:   cfg.Timeout,
 		maxInfl:   cfg.MaxInFlight,
 		log:       logger,
-		pool:      connPool{max: cfg.MaxInFlight},
+		pool:      connPool{max: cfg.MaxInFlight, slack: cfg.Timeout / 1000},
 		truncated: truncated,
 		capture:   newCapture(cfg),
 	}

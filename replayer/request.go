@@ -223,7 +223,7 @@ func (r *Replayer) sendAs(ctx context.Context, c *conn, t *template, res *snapsh
 		res.Status, res.Bytes, err = r.sendH2(ctx, t, out.tp, res, tap)
 	} else if r.raw {
 		res.Sent = time.Now()
-		res.Status, res.Bytes, err = c.roundTrip(ctx, r.addr, &t.h1, out.tp, res.Sent.Add(r.timeout), tap)
+		res.Status, res.Bytes, err = c.roundTrip(ctx, r.addr, &t.h1, out.tp, res.Sent, res.Sent.Add(r.timeout), tap)
 		res.Done = time.Now()
 	} else {
 		res.Status, res.Bytes, err = r.sendNetHTTP(ctx, t, out.tp, res, tap)

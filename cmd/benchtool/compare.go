@@ -51,7 +51,7 @@ type compareOptions struct {
 	dur                                   time.Duration
 	wrk, hey, vegeta, replay, only, model string
 	// baseline is a second replay binary (a build of an earlier commit) run
-	// in the open model beside replay, for before/after figures from the
+	// beside replay (both models), for before/after figures from the
 	// same session.
 	baseline string
 }
@@ -69,7 +69,7 @@ func parseCompare(args []string) (compareOptions, error) {
 	fs.StringVar(&o.vegeta, "vegeta", "vegeta", "vegeta binary ('' skips)")
 	fs.StringVar(&o.replay, "replay", "", "replay binary (built from ./cmd/replay; '' skips replay run)")
 	fs.StringVar(&o.only, "only", "", "comma-separated generator names to run (default all)")
-	fs.StringVar(&o.baseline, "baseline", "", "a second replay binary (say, the previous commit's build) run in the open model beside -replay ('' skips)")
+	fs.StringVar(&o.baseline, "baseline", "", "a second replay binary (say, the previous commit's build) run beside -replay in both models ('' skips)")
 	fs.StringVar(&o.model, "model", "", "run only the generators of this model: closed or open (default both)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -150,7 +150,9 @@ func generators(o compareOptions, url, self, snap string) []generator {
 	add(generator{name: "vegeta", model: "closed", argv: []string{o.vegeta, "attack", "-rate=0", "-workers=" + c, "-max-workers=" + c, "-duration=" + d, "-output=/dev/null"}, stdin: "GET " + url + "\n"}, o.vegeta)
 	add(generator{name: "net/http loop", model: "closed", argv: []string{self, "loop", url, c, d}}, self)
 	add(generator{name: "replayer (library)", model: "closed", argv: []string{self, "gen", url, c, d}}, self)
-	add(generator{name: "replay run", model: "closed", argv: []string{o.replay, "run", "--snapshot", snap, "--target", base, "--vus", c, "--duration", d, "--format", "json", "--out", "RUNFILE"}}, o.replay)
+	for _, b := range []struct{ name, bin string }{{"replay baseline", o.baseline}, {"replay run", o.replay}} {
+		add(generator{name: b.name, model: "closed", argv: []string{b.bin, "run", "--snapshot", snap, "--target", base, "--vus", c, "--duration", d, "--format", "json", "--out", "RUNFILE"}}, b.bin)
+	}
 	if o.rate > 0 {
 		r := strconv.Itoa(o.rate)
 		add(generator{name: "vegeta", model: "open", argv: []string{o.vegeta, "attack", "-rate=" + r + "/s", "-duration=" + d, "-output=VEGETAOUT"}, stdin: "GET " + url + "\n", vegeta: o.vegeta}, o.vegeta)

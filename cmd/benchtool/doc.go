@@ -13,6 +13,7 @@
 //	                            the replayer library, closed model, results
 //	                            discarded (or written to a run file)
 //	benchtool serve             the target alone; prints its URL
+//	benchtool snap FILE         writes the snapshot compare replays (one GET)
 //	benchtool bigsnap N FILE    writes a snapshot of N inbound exchanges (about
 //	                            700-byte JSON answers) and one outbound call each
 //	benchtool app               the app bigsnap's snapshot was recorded from: on

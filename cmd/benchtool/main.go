@@ -21,7 +21,7 @@ func main() {
 	args := os.Args[1:]
 	cmd := "compare"
 	if len(args) > 0 && (args[0] == "loop" || args[0] == "gen" || args[0] == "compare" || args[0] == "serve" ||
-		args[0] == "bigsnap" || args[0] == "app" || args[0] == "rss" || args[0] == "grpc") {
+		args[0] == "bigsnap" || args[0] == "app" || args[0] == "rss" || args[0] == "grpc" || args[0] == "snap") {
 		cmd, args = args[0], args[1:]
 	}
 	var err error
@@ -38,6 +38,12 @@ func main() {
 		err = rss(args)
 	case "grpc":
 		err = grpcBench(args)
+	case "snap":
+		if len(args) != 1 {
+			err = fmt.Errorf("want FILE")
+		} else {
+			err = writeSnapshot(args[0])
+		}
 	case "serve":
 		var served atomic.Int64
 		var url string
