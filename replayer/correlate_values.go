@@ -208,4 +208,3 @@ func jsonWalk(v any, path string, anyIndex bool, f func(string) bool) bool {
 	}
 	return true
 }
-
