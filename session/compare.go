@@ -103,9 +103,6 @@ func Compare(ctx context.Context, cfg CompareConfig) (res *CompareResult, err er
 		return nil, err
 	}
 	plan := cfg.Plan
-	for _, s := range sides {
-		s.sliceCPU(!plan.Sequential, 0)
-	}
 	if plan.Reset == nil && cfg.Reset != "" {
 		plan.Reset = ResetCommand(cfg.Reset, filepath.Join(cfg.Dir, ResetLog))
 	}
@@ -121,6 +118,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (res *CompareResult, err er
 	defer cfg.closeShard()
 	var rs [2]replayer.Side
 	for i, s := range sides {
+		s.sliceCPU(!plan.Sequential, 0)
 		if err := s.open(plan.Load.VUs, settings); err != nil {
 			return nil, fmt.Errorf("compare: %w", err)
 		}

@@ -124,7 +124,6 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 		return nil, fmt.Errorf("run: summarize: %w", sumErr)
 	}
 	s.describe(sum)
-	sum.UpdateCPU()
 	// The counter's unattributed statements are complete only now.
 	sum.ShareUnattributedSQL(s.info.UnattributedSQL)
 	analyzer.CheckLoad(sum)
@@ -176,6 +175,7 @@ func (s *Side) spanLoad(st replayer.Stats) {
 func (s *Side) describe(sum *analyzer.Summary) {
 	sum.Info = s.info
 	sum.SpanLoad(s.info.LoadStarted, s.info.LoadEnded)
+	sum.UpdateCPU()
 }
 
 // report is r's report; nil when r is.

@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -354,34 +355,12 @@ func writeRunInfo(db *sql.DB, info RunInfo, base int64) error {
 		{"statement_errors", strconv.FormatInt(info.StatementErrors, 10)},
 		{"base_ns", strconv.FormatInt(base, 10)},
 	}
-	if info.Wiring != nil {
-		b, err := json.Marshal(info.Wiring)
-		if err != nil {
-			return fmt.Errorf("store run info: %w", err)
-		}
-		kv = append(kv, [2]string{"wiring", string(b)})
-	}
 	if info.UnattributedSQL.Kept() {
 		h, err := marshalHistogram(info.UnattributedSQL)
 		if err != nil {
 			return fmt.Errorf("store run info: %w", err)
 		}
 		kv = append(kv, [2]string{"unattributed_sql", h})
-	}
-	// Added later: absent from older files, which read as nil.
-	if info.ExplainWeights != nil {
-		b, err := json.Marshal(info.ExplainWeights)
-		if err != nil {
-			return fmt.Errorf("store run info: explain weights: %w", err)
-		}
-		kv = append(kv, [2]string{"explain_weights", string(b)})
-	}
-	if len(info.Truncated) > 0 {
-		b, err := json.Marshal(info.Truncated)
-		if err != nil {
-			return fmt.Errorf("store run info: truncated: %w", err)
-		}
-		kv = append(kv, [2]string{"truncated", string(b)})
 	}
 	if !info.LoadStarted.IsZero() {
 		kv = append(kv, [2]string{"load_started_ns", strconv.FormatInt(unixNano(info.LoadStarted), 10)},
@@ -390,26 +369,17 @@ func writeRunInfo(db *sql.DB, info RunInfo, base int64) error {
 	if info.Interrupted {
 		kv = append(kv, [2]string{"interrupted", "true"})
 	}
-	if !info.State.Empty() {
-		b, err := json.Marshal(info.State)
-		if err != nil {
-			return fmt.Errorf("store run info: state: %w", err)
-		}
-		kv = append(kv, [2]string{"state", string(b)})
-	}
-	if info.LoadSQL != nil {
-		b, err := json.Marshal(info.LoadSQL)
-		if err != nil {
-			return fmt.Errorf("store run info: load sql: %w", err)
-		}
-		kv = append(kv, [2]string{"load_sql", string(b)})
-	}
-	if info.BuildCPU != nil {
-		b, err := json.Marshal(info.BuildCPU)
-		if err != nil {
-			return fmt.Errorf("store run info: build cpu: %w", err)
-		}
-		kv = append(kv, [2]string{"build_cpu", string(b)})
+	// Added later (but wiring): absent from older files, which read as nil.
+	kv, err = appendJSONInfo(kv, []jsonInfo{
+		{"wiring", info.Wiring, info.Wiring != nil},
+		{"explain_weights", info.ExplainWeights, info.ExplainWeights != nil},
+		{"truncated", info.Truncated, len(info.Truncated) > 0},
+		{"state", info.State, !info.State.Empty()},
+		{"load_sql", info.LoadSQL, info.LoadSQL != nil},
+		{"build_cpu", info.BuildCPU, info.BuildCPU != nil},
+	})
+	if err != nil {
+		return err
 	}
 	tx, err := db.Begin()
 	if err != nil {
@@ -425,4 +395,27 @@ func writeRunInfo(db *sql.DB, info RunInfo, base int64) error {
 		return fmt.Errorf("store run info: %w", err)
 	}
 	return nil
+}
+
+// jsonInfo is a run_info key whose value is JSON, stored when present.
+type jsonInfo struct {
+	key     string
+	v       any
+	present bool
+}
+
+// appendJSONInfo appends the present keys of infos to kv, their values
+// marshalled.
+func appendJSONInfo(kv [][2]string, infos []jsonInfo) ([][2]string, error) {
+	for _, in := range infos {
+		if !in.present {
+			continue
+		}
+		b, err := json.Marshal(in.v)
+		if err != nil {
+			return nil, fmt.Errorf("store run info: %s: %w", strings.ReplaceAll(in.key, "_", " "), err)
+		}
+		kv = append(kv, [2]string{in.key, string(b)})
+	}
+	return kv, nil
 }
