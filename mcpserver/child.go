@@ -21,11 +21,18 @@ import (
 const exitRegression = 99
 
 // replay runs the replay binary with args for the tool call req and waits
-// for it, returning its stdout. Exit 0 and 99 are results; any other end
-// is an error whose text
+// for it, returning its stdout. Exit 0 and 99 are results, and so is exit 1
+// with a report that says why it could not decide; any other end is an
+// error whose text
 // is the child's last line (replay prints its error in one line). Its
 // progress lines become notifications when req carries a progress token.
 func (s *Server) replay(ctx context.Context, req *mcp.CallToolRequest, args ...string) ([]byte, error) {
+	return s.replayAs(ctx, req, false, args...)
+}
+
+// replayAs is replay; undecided says exit 1 is a result too (the same
+// report, asked for again in another format, could not decide).
+func (s *Server) replayAs(ctx context.Context, req *mcp.CallToolRequest, undecided bool, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, s.cfg.Replay, args...)
 	cmd.Dir = s.cfg.Dir
 	cmd.Env = append(append(cmd.Environ(), s.cfg.Env...), "REPLAY_PROGRESS=json")
@@ -41,6 +48,10 @@ func (s *Server) replay(ctx context.Context, req *mcp.CallToolRequest, args ...s
 	var exit *exec.ExitError
 	switch {
 	case err == nil, errors.As(err, &exit) && exit.ExitCode() == exitRegression:
+		return stdout.Bytes(), nil
+	case errors.As(err, &exit) && exit.ExitCode() == 1 && (undecided || undecidedReport(stdout.Bytes())):
+		// Could not tell, or interrupted: the report says why, and is the
+		// result an agent needs (its undecided or interrupted key).
 		return stdout.Bytes(), nil
 	case ctx.Err() != nil:
 		return nil, fmt.Errorf("replay %s: cancelled", args[0])
@@ -132,4 +143,15 @@ func progressNotifier(ctx context.Context, req *mcp.CallToolRequest) func(report
 		}
 		req.Session.NotifyProgress(ctx, params) // best effort: a client gone is seen by the call itself
 	}
+}
+
+// undecidedReport reports whether out is a report of a run or comparison
+// that could not decide (wiring faults, goals not evaluated, no endpoint
+// judged) or was interrupted: replay exits 1 with it, yet it is a result.
+func undecidedReport(out []byte) bool {
+	var doc struct {
+		Undecided   string `json:"undecided"`
+		Interrupted bool   `json:"interrupted"`
+	}
+	return json.Unmarshal(out, &doc) == nil && (doc.Undecided != "" || doc.Interrupted)
 }

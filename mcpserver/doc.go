@@ -10,9 +10,11 @@
 // server down. A call's structured content is the JSON the command prints
 // with --format json (the report's JSON contract, unchanged) and its text
 // the Markdown report (the "### Result" block a pull request shows). Exit
-// 99 (a regression, missed goals) is a result, not an error; any other
-// failure is a tool error (IsError) whose text is the child's one-line
-// message. The child writes its progress as JSON lines on stderr
+// 99 (a regression, missed goals) is a result, not an error, and so is
+// exit 1 with a report that could not decide (its JSON "undecided": no
+// endpoint judged, a wiring fault, a goal not evaluated) or was
+// interrupted; any other failure is a tool error (IsError) whose text is
+// the child's one-line message. The child writes its progress as JSON lines on stderr
 // (REPLAY_PROGRESS=json, report.ProgressEvent), which become progress
 // notifications when the client asked for them with a progress token.
 // ServeStdio answers every call it read: when stdin ends, the calls still

@@ -122,7 +122,7 @@ func (s *Server) jsonAndMarkdown(ctx context.Context, req *mcp.CallToolRequest, 
 	if err != nil {
 		return nil, nil, err
 	}
-	md, err := s.replay(ctx, req, args(formatMarkdown)...)
+	md, err := s.replayAs(ctx, req, undecidedReport(js), args(formatMarkdown)...)
 	if err != nil {
 		return nil, nil, err
 	}

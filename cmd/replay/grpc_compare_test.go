@@ -127,8 +127,19 @@ func TestRunCheckResponsesGRPC(t *testing.T) {
 			t.Fatalf("stdout is not JSON: %v\n%s\n%s", err, stdout, stderr)
 		}
 		d := doc.differing()
-		if got := d["gRPC grpc.testing.TestService/UnaryCall"]; code != exitRegression || len(d) != 1 || !slices.Contains(got, "$.messages[*].hostname") {
+		if got := d["gRPC grpc.testing.TestService/UnaryCall"]; code != exitRegression || !slices.Contains(got, "$.messages[*].hostname") {
 			t.Errorf("exit %d, differing %v; want 99 and UnaryCall's $.messages[*].hostname; stderr %s", code, d, stderr)
+		}
+		for method, paths := range d {
+			// The interop client's deadline and cancel cases end as the
+			// timers race (DEADLINE_EXCEEDED or CANCELLED): their status
+			// may differ from the recording's on a busy machine; nothing
+			// else may.
+			if method != "gRPC grpc.testing.TestService/UnaryCall" && !slices.Equal(paths, []string{"status"}) {
+				t.Errorf("%s differs in %v; want only UnaryCall's hostname", method, paths)
+			} else if method != "gRPC grpc.testing.TestService/UnaryCall" {
+				t.Logf("%s: its status differs from the recording's (a deadline or cancel case on a busy machine)", method)
+			}
 		}
 		if _, err := os.Stat(out + session.ProtosetSuffix); err != nil {
 			t.Errorf("no schema beside the run file: %v", err)
