@@ -60,11 +60,9 @@ func blind(faults []analyzer.Fault) []analyzer.Fault {
 
 // faultsWhy is the reason wiring faults give; "" for none.
 func faultsWhy(faults []analyzer.Fault) string {
-	kind := "auth" // every fault a want of credentials
-	for _, f := range faults {
-		if f.Kind != analyzer.FaultAuth {
-			kind = "wiring"
-		}
+	kind := "wiring"
+	if authOnly(faults) {
+		kind = "auth"
 	}
 	switch len(faults) {
 	case 0:
