@@ -375,12 +375,15 @@ func TestCompareEndToEnd(t *testing.T) {
 
 	t.Run("50ms delay", func(t *testing.T) {
 		code, doc, _, stderr, _ := env.compare(t, "delay", "--candidate-env", "APP_DELAY=GET /orders/{id}/status=50ms")
-		if code != exitRegression && delayUndecided(doc, "GET /orders/{id}/status") {
+		if delayUndecided(doc, "GET /orders/{id}/status") {
 			// A machine loaded far beyond its cores can leave even a 50 ms
 			// delay inside the noise: honest, and no test of the verdict's
 			// power (the benchmarks measure that). Unchanged or an
-			// improvement would still fail below.
-			t.Logf("exit %d: the delayed endpoint was inconclusive on this busy machine", code)
+			// improvement would still fail below; so would another
+			// endpoint's regression (delayUndecided is false then). The
+			// exit may still be 99 from a finding beside latency (CPU per
+			// request: the delay's timers cost the build CPU too).
+			t.Logf("exit %d: the delayed endpoint was inconclusive on this busy machine; verdict %s; stderr %s", code, doc.Verdict, stderr)
 			return
 		}
 		if code != exitRegression {
