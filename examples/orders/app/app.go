@@ -44,6 +44,11 @@ type Config struct {
 	// slowdown that is not in the database, to test that a comparison
 	// finds it. Nil adds none.
 	Delay map[string]time.Duration
+	// Burn adds a busy loop of that much CPU time before the handler of a
+	// route runs, keyed as Delay is: a build that spends more CPU per
+	// request and nothing else, to test that a comparison finds it. Nil
+	// adds none.
+	Burn map[string]time.Duration
 	// Change, when set, changes the service's answers (one of Changes,
 	// e.g. ChangeType): another behaviour, for testing that a comparison of
 	// responses names it. Empty answers as documented.
@@ -95,6 +100,11 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 			return nil, fmt.Errorf("delay: unknown route %q (want one of %s)", route, strings.Join(Routes(), ", "))
 		}
 	}
+	for route := range cfg.Burn {
+		if !knownRoute(route) {
+			return nil, fmt.Errorf("burn: unknown route %q (want one of %s)", route, strings.Join(Routes(), ", "))
+		}
+	}
 	if a.db == nil {
 		if cfg.DatabaseURL == "" {
 			return nil, errors.New("no database: set Config.DB or Config.DatabaseURL")
@@ -111,6 +121,9 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a.mux = http.NewServeMux()
 	handle := func(route string, h http.HandlerFunc) {
+		if d := cfg.Burn[route]; d > 0 {
+			h = burning(d, h)
+		}
 		if d := cfg.Delay[route]; d > 0 {
 			h = delayed(d, h)
 		}

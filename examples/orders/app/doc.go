@@ -15,7 +15,8 @@
 // endpoint runs, and so the exact number of statements per request, is
 // documented on the handlers and proven by the package's tests. Config.Delay
 // (APP_DELAY for Serve) adds a fixed wait to chosen routes: a slowdown that
-// is not in the database. Config.Change (APP_CHANGE) changes the answers
+// is not in the database; Config.Burn (APP_BURN) adds a busy loop of so
+// much CPU time: a build that spends more CPU per request. Config.Change (APP_CHANGE) changes the answers
 // on purpose: a field's type, a dropped field, a list's order, a status.
 //
 // New builds the service (and creates its schema), Serve runs it from

@@ -35,6 +35,9 @@ type Settings struct {
 	// Delay is APP_DELAY (see ParseDelay): a fixed wait added to routes,
 	// e.g. "GET /orders/{id}/status=50ms"; nil when unset.
 	Delay map[string]time.Duration
+	// Burn is APP_BURN (see ParseBurn): CPU time spent in a busy loop
+	// before routes run, e.g. "GET /orders/{id}=40us"; nil when unset.
+	Burn map[string]time.Duration
 	// Change is APP_CHANGE (see ParseChange): answers changed on purpose,
 	// e.g. "type"; empty when unset.
 	Change string
@@ -72,6 +75,9 @@ func ParseEnv(env func(string) string) (Settings, error) {
 	}
 	if s.Delay, err = ParseDelay(env("APP_DELAY")); err != nil {
 		return s, fmt.Errorf("APP_DELAY %w", err)
+	}
+	if s.Burn, err = ParseBurn(env("APP_BURN")); err != nil {
+		return s, fmt.Errorf("APP_BURN %w", err)
 	}
 	if s.Change, err = ParseChange(env("APP_CHANGE")); err != nil {
 		return s, err
@@ -126,6 +132,7 @@ func Serve(ctx context.Context, env func(string) string, logger *slog.Logger) er
 		HTTPClient:  client,
 		SQLComment:  s.SQLComment,
 		Delay:       s.Delay,
+		Burn:        s.Burn,
 		Change:      s.Change,
 		Logger:      logger,
 	})
@@ -148,6 +155,9 @@ func Serve(ctx context.Context, env func(string) string, logger *slog.Logger) er
 	attrs := []any{"url", "http://" + ln.Addr().String(), "slow", s.Slow, "catalog", s.CatalogURL, "upstream_n1", s.UpstreamN1}
 	if len(s.Delay) > 0 {
 		attrs = append(attrs, "delay", env("APP_DELAY"))
+	}
+	if len(s.Burn) > 0 {
+		attrs = append(attrs, "burn", env("APP_BURN"))
 	}
 	if s.Change != "" {
 		attrs = append(attrs, "change", s.Change)

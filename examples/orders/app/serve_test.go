@@ -42,6 +42,11 @@ func TestParseEnv(t *testing.T) {
 		{"bad APP_DELAY route", map[string]string{"DATABASE_URL": db, "APP_DELAY": "GET /order=5ms"}, app.Settings{}, `APP_DELAY "GET /order=5ms": unknown route "GET /order"`},
 		{"bad APP_DELAY duration", map[string]string{"DATABASE_URL": db, "APP_DELAY": "GET /orders=fast"}, app.Settings{}, `APP_DELAY "GET /orders=fast": want a duration`},
 		{"APP_DELAY without =", map[string]string{"DATABASE_URL": db, "APP_DELAY": "GET /orders"}, app.Settings{}, `APP_DELAY "GET /orders": want ROUTE=DURATION`},
+		{"APP_BURN", map[string]string{"DATABASE_URL": db, "APP_BURN": "GET /orders/{id}=40us"},
+			app.Settings{Addr: "127.0.0.1:8080", DatabaseURL: db, Burn: map[string]time.Duration{"GET /orders/{id}": 40 * time.Microsecond}}, ""},
+		{"bad APP_BURN route", map[string]string{"DATABASE_URL": db, "APP_BURN": "GET /order=5ms"}, app.Settings{}, `APP_BURN "GET /order=5ms": unknown route "GET /order"`},
+		{"bad APP_BURN duration", map[string]string{"DATABASE_URL": db, "APP_BURN": "GET /orders=-1us"}, app.Settings{}, `APP_BURN "GET /orders=-1us": want a duration`},
+		{"APP_BURN without =", map[string]string{"DATABASE_URL": db, "APP_BURN": "GET /orders"}, app.Settings{}, `APP_BURN "GET /orders": want ROUTE=DURATION`},
 		{"bad CATALOG_URL", map[string]string{"DATABASE_URL": db, "CATALOG_URL": "catalog:443"}, app.Settings{}, "CATALOG_URL must be an http(s) URL"},
 	}
 	for _, tt := range tests {
