@@ -117,8 +117,8 @@ type CPUChange struct {
 	MinDetectable float64
 	// Pairs is the number of slice pairs compared.
 	Pairs int
-	// Verdict judges the change against the p95's relative minimum change
-	// (CompareOptions.MinRelative): a regression or an improvement beyond
+	// Verdict judges the change against CPU's relative minimum change
+	// (CompareOptions.MinCPURelative, by default the p95's): a regression or an improvement beyond
 	// it and the noise, unchanged when the whole interval lies within it,
 	// else inconclusive; "" when not Measured.
 	Verdict Verdict
@@ -154,10 +154,10 @@ func compareCPU(c *Comparison) CPUChange {
 	}
 	lat := Change{Baseline: ch.Baseline, Candidate: ch.Candidate, Delta: ch.Candidate - ch.Baseline, Ratio: ch.Ratio,
 		CILow: ch.CILow, CIHigh: ch.CIHigh, Disjoint: true}
-	ch.MinDetectable = minDetectable(lat, 0, o.MinRelative)
+	ch.MinDetectable = minDetectable(lat, 0, o.MinCPURelative)
 	ch.Verdict = Inconclusive
 	if ch.Pairs > 0 {
-		ch.Verdict = latencyVerdict(lat, 0, o.MinRelative, true)
+		ch.Verdict = latencyVerdict(lat, 0, o.MinCPURelative, true)
 	}
 	ch.Explanation = cpuSentence(c, ch)
 	return ch
@@ -235,16 +235,16 @@ func cpuSentence(c *Comparison, ch CPUChange) string {
 	case Improvement:
 		return fmt.Sprintf("the candidate spends %s less CPU per request (%s, %s)", formatPercentDrop(ch.Ratio), fig, ci)
 	case Unchanged:
-		return fmt.Sprintf("no change beyond %s%%: %s per request (%s)", FormatCount(100*c.Options.MinRelative), fig, ci)
+		return fmt.Sprintf("no change beyond %s%%: %s per request (%s)", FormatCount(100*c.Options.MinCPURelative), fig, ci)
 	}
 	if ch.Pairs == 0 {
 		return fmt.Sprintf("%s per request, not judged: the runs were not interleaved in at least %d slice pairs", fig, c.Options.MinBlocks)
 	}
 	s := fmt.Sprintf("%s %s per request (%s): ", direction(ch.Candidate-ch.Baseline), fig, ci)
-	if up, down := ch.Ratio >= 1+c.Options.MinRelative, ch.Ratio <= 1/(1+c.Options.MinRelative); up || down {
+	if up, down := ch.Ratio >= 1+c.Options.MinCPURelative, ch.Ratio <= 1/(1+c.Options.MinCPURelative); up || down {
 		s += "the noise is as large as the change"
 	} else {
-		s += fmt.Sprintf("the interval allows a change of %s%% or more", FormatCount(100*c.Options.MinRelative))
+		s += fmt.Sprintf("the interval allows a change of %s%% or more", FormatCount(100*c.Options.MinCPURelative))
 	}
 	if ch.MinDetectable > 0 {
 		s += fmt.Sprintf("; this run could detect a change of %s or more", formatChange(ch.MinDetectable))

@@ -70,6 +70,23 @@ func TestCompareCPURegression(t *testing.T) {
 	}
 }
 
+// TestMinCPUChange: a candidate 5% costlier per request, on a machine
+// whose slices vary by 1%, is within the default 10% (unchanged) and a CPU
+// regression with MinCPURelative at 3%, the p95's minimum left at 10%.
+func TestMinCPUChange(t *testing.T) {
+	for seed := range uint64(seeds(t, 10)) {
+		base := cpuRun(t, runSpec{name: "baseline", n: 2000, slices: 10, seed: seed, jitter: 0.4, driftSeed: seed}, cpuEndpoints, 300, 0.1, 0.01, seed)
+		cand := cpuRun(t, runSpec{name: "candidate", n: 2000, slices: 10, seed: seed + 100, jitter: 0.4, driftSeed: seed}, cpuEndpoints, 315, 0.1, 0.01, seed)
+		if ch := mustCompare(t, base, cand, CompareOptions{}).CPU; ch.Verdict != Unchanged {
+			t.Fatalf("seed %d: default minimum: CPU %s (%s); want unchanged", seed, ch.Verdict, ch.Explanation)
+		}
+		c := mustCompare(t, base, cand, CompareOptions{MinCPURelative: 0.03})
+		if c.CPU.Verdict != Regression || c.Options.MinRelative != 0.10 || !strings.Contains(c.CPU.Explanation, "% more CPU per request") {
+			t.Fatalf("seed %d: 3%% minimum: CPU %s (%s), p95 minimum %g; want a regression, 10%%", seed, c.CPU.Verdict, c.CPU.Explanation, c.Options.MinRelative)
+		}
+	}
+}
+
 // TestCompareCPUAA: the same CPU per request on both sides is never a CPU
 // regression or improvement, on a noisy machine (8% per slice of each side,
 // 20% shared) or a quiet one (2%), where it is unchanged.

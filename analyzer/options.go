@@ -42,6 +42,10 @@ type CompareOptions struct {
 	// intervals (separate runs of one build differ by tens of percent on a
 	// noisy machine), so a larger change is asked for. Zero means 0.5.
 	MinRelativeSequential float64
+	// MinCPURelative is the smallest relative change of CPU time per
+	// request that counts (0.05 is 5%); zero means MinRelative. CPU time
+	// is steadier than latency, so a smaller change can be asked of it.
+	MinCPURelative float64
 	// MinBlocks is the fewest slice pairs for the paired-slices bootstrap;
 	// with fewer, each side is resampled independently. Zero means 8.
 	MinBlocks int
@@ -109,6 +113,7 @@ func (o CompareOptions) withDefaults() (CompareOptions, error) {
 	def(&o.MinRelative, 0.10)
 	def(&o.MinRelativeP99, 0.25)
 	def(&o.MinRelativeSequential, 0.5)
+	def(&o.MinCPURelative, o.MinRelative)
 	defInt(&o.MinBlocks, 8)
 	def(&o.MinSQLIncrease, 1)
 	def(&o.MinUpstreamIncrease, 1)
@@ -124,7 +129,7 @@ func (o CompareOptions) withDefaults() (CompareOptions, error) {
 		return o, errors.New("minimum samples must be at least 2")
 	case o.MinChange < 0 || o.MinChangeP99 < 0:
 		return o, errors.New("minimum changes must not be negative")
-	case o.MinRelative < 0 || o.MinRelativeP99 < 0 || o.MinRelativeSequential < 0:
+	case o.MinRelative < 0 || o.MinRelativeP99 < 0 || o.MinRelativeSequential < 0 || o.MinCPURelative < 0:
 		return o, errors.New("minimum relative changes must not be negative")
 	case o.MinBlocks < 2:
 		return o, fmt.Errorf("minimum blocks %d: need at least 2", o.MinBlocks)

@@ -41,6 +41,17 @@ func ParseMinChange(s string) (CompareOptions, error) {
 	return o, nil
 }
 
+// ParseMinCPUChange reads --min-cpu-change, a percentage above 0 ("5%"),
+// as CompareOptions.MinCPURelative.
+func ParseMinCPUChange(s string) (float64, error) {
+	v, ok := strings.CutSuffix(strings.TrimSpace(s), "%")
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if !ok || err != nil || f <= 0 || f >= 1000 {
+		return 0, fmt.Errorf("%q: want one percentage above 0, e.g. 5%%", s)
+	}
+	return f / 100, nil
+}
+
 // ParseConfidence checks a confidence level for the intervals: between 0.5
 // and 0.9999 (0.99 is 99%).
 func ParseConfidence(c float64) error {

@@ -88,6 +88,7 @@ type CompareInput struct {
 	Reset        string   `json:"reset,omitempty" jsonschema:"command (sh -c) that restores the data before each side"`
 	MaxDuration  string   `json:"max_duration,omitempty" jsonschema:"run until every endpoint is conclusive, up to this load time per side, e.g. 2m"`
 	MinChange    string   `json:"min_change,omitempty" jsonschema:"smallest p95 change that counts, percentage and duration, e.g. '10%,5ms'"`
+	MinCPUChange string   `json:"min_cpu_change,omitempty" jsonschema:"smallest change of CPU time per request that counts, e.g. '5%' (default: min_change's percentage)"`
 	Confidence   float64  `json:"confidence,omitempty" jsonschema:"confidence level of the intervals, e.g. 0.95 (default 0.99)"`
 	Out          string   `json:"out,omitempty" jsonschema:"directory for the run files, build logs and reports (live default: a new ./replay-compare-TIMESTAMP; offline: none)"`
 	Load
@@ -191,6 +192,7 @@ func (in CompareInput) args(extra ...string) []string {
 	a.str("reset", in.Reset)
 	a.str("max-duration", in.MaxDuration)
 	a.str("min-change", in.MinChange)
+	a.str("min-cpu-change", in.MinCPUChange)
 	a.float("confidence", in.Confidence)
 	a.load(in.Load)
 	a = append(a, extra...)

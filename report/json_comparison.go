@@ -78,6 +78,7 @@ type ComparisonSettingsDocument struct {
 	MinRelative           float64 `json:"min_relative"`
 	MinRelativeP99        float64 `json:"min_relative_p99"`
 	MinRelativeSequential float64 `json:"min_relative_sequential"`
+	MinCPURelative        float64 `json:"min_cpu_relative"`
 	MinSQLIncrease        float64 `json:"min_sql_increase"`
 	MinFailureIncrease    float64 `json:"min_failure_increase_pp"`
 	// FailOnInconclusive: any inconclusive endpoint fails the gate
@@ -172,7 +173,7 @@ func NewComparisonDocument(r *ComparisonReport) ComparisonDocument {
 		Settings: ComparisonSettingsDocument{
 			Confidence: o.Confidence, Resamples: o.Resamples, Seed: o.Seed, MinSamples: o.MinSamples, MinSamplesP99: o.MinSamplesP99,
 			MinChangeMs: durMs(o.MinChange), MinChangeP99Ms: durMs(o.MinChangeP99), MinRelative: o.MinRelative, MinRelativeP99: o.MinRelativeP99,
-			MinRelativeSequential: o.MinRelativeSequential, MinSQLIncrease: o.MinSQLIncrease, MinFailureIncrease: o.MinFailureIncrease,
+			MinRelativeSequential: o.MinRelativeSequential, MinCPURelative: o.MinCPURelative, MinSQLIncrease: o.MinSQLIncrease, MinFailureIncrease: o.MinFailureIncrease,
 			FailOnInconclusive: o.FailOnInconclusive,
 		},
 		Baseline:  runInfoDoc(c.Baseline),

@@ -26,6 +26,8 @@ const (
 	// --confidence take ("20%,8ms", "0.95"); absent: the defaults.
 	SettingMinChange  = "min_change"
 	SettingConfidence = "confidence"
+	// SettingMinCPUChange is --min-cpu-change ("5%"); absent: the p95's.
+	SettingMinCPUChange = "min_cpu_change"
 )
 
 // ParseMaxFailed reads a share of failed requests (analyzer.ParseMaxFailed)
@@ -100,6 +102,9 @@ func recordSensitivity(s map[string]string, o analyzer.CompareOptions) {
 		parts = append(parts, o.MinChange.String())
 	}
 	put(s, SettingMinChange, strings.Join(parts, ","))
+	if o.MinCPURelative > 0 {
+		s[SettingMinCPUChange] = strconv.FormatFloat(100*o.MinCPURelative, 'g', -1, 64) + "%"
+	}
 	if o.Confidence > 0 {
 		s[SettingConfidence] = strconv.FormatFloat(o.Confidence, 'g', -1, 64)
 	}
@@ -114,6 +119,13 @@ func recordedSensitivity(info snapshots.RunInfo, o analyzer.CompareOptions) (ana
 			return o, fmt.Errorf("%s recorded in the %s run: %w", SettingMinChange, info.Name, err)
 		}
 		o.MinRelative, o.MinChange = r.MinRelative, r.MinChange
+	}
+	if v := info.Settings[SettingMinCPUChange]; v != "" && o.MinCPURelative == 0 {
+		r, err := analyzer.ParseMinCPUChange(v)
+		if err != nil {
+			return o, fmt.Errorf("%s recorded in the %s run: %w", SettingMinCPUChange, info.Name, err)
+		}
+		o.MinCPURelative = r
 	}
 	if v := info.Settings[SettingConfidence]; v != "" && o.Confidence == 0 {
 		c, err := strconv.ParseFloat(v, 64)

@@ -38,6 +38,7 @@ type compareOptions struct {
 	output     report.OutputFlags // --format, --out
 	shard      shard.Options
 	minChange  string
+	minCPU     string // --min-cpu-change
 	confidence float64
 	// failOn are the --fail-on values: what fails the gate besides a
 	// regression and a missed goal ("inconclusive").
@@ -103,6 +104,7 @@ func newCmdCompare(s streams) *cobra.Command {
 	f.StringVar(&opts.reset, "reset", "", "`COMMAND` (sh -c) that restores the data, run before each side's explain phase and before the load")
 	f.StringVar(&opts.output.Dir, "out", "", "`DIR` for the run files, build logs and reports (default ./replay-compare-TIMESTAMP; offline: no files)")
 	f.StringVar(&opts.minChange, "min-change", analyzer.DefaultMinChange, "smallest p95 change `'P%,D'` that counts: both the percentage and the duration")
+	f.StringVar(&opts.minCPU, "min-cpu-change", "", "smallest change of CPU time per request `P%` that counts (default: --min-change's percentage)")
 	f.Float64Var(&opts.confidence, "confidence", 0.99, "confidence level `C` of the intervals (0.95 is 95%)")
 	f.StringSliceVar(&opts.failOn, "fail-on", []string{"regression"}, "what fails the gate (exit 99): `regression` (always: and missed goals), inconclusive (any endpoint that could not be judged)")
 	opts.output.AddFlags(f, "")

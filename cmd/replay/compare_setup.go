@@ -70,6 +70,11 @@ func (opts *compareOptions) analysis() (analyzer.CompareOptions, error) {
 	if err != nil {
 		return o, err
 	}
+	if opts.minCPU != "" {
+		if o.MinCPURelative, err = analyzer.ParseMinCPUChange(opts.minCPU); err != nil {
+			return o, usagef("compare: --min-cpu-change %v", err)
+		}
+	}
 	for _, v := range opts.failOn {
 		switch strings.TrimSpace(v) {
 		case "regression":
