@@ -1,7 +1,6 @@
 package analyzer
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,8 +12,8 @@ const (
 	// score must be to count as disturbed: the score is the 95th percentile
 	// of its results' latencies, each divided by its endpoint's median.
 	disturbedFactor = 5.0
-	// maxDisturbedShare caps the pairs set aside: the most disturbed fifth
-	// at most.
+	// maxDisturbedShare caps the pairs set aside: when more than a fifth
+	// are disturbed, none is.
 	maxDisturbedShare = 0.2
 	// minSliceResults is the fewest results a slice needs to be scored.
 	minSliceResults = 20
@@ -67,8 +66,8 @@ func sliceScores(s *Summary) map[int32]float64 {
 
 // disturbedPairs finds the slice pairs to set aside: those in which a slice
 // of either run scores disturbedFactor times its run's median slice score
-// or more, the most disturbed first, at most maxDisturbedShare of the
-// pairs. Bursts of load on the machine fall on either side alike; when the
+// or more; none when more than maxDisturbedShare of the pairs are
+// disturbed (the machine is busy throughout). Bursts of load on the machine fall on either side alike; when the
 // candidate's slices are disturbed far more often than the baseline's
 // (more than three times as often plus three), the build itself may stall,
 // and none is set aside.
@@ -109,8 +108,13 @@ func disturbedPairs(base, cand *Summary, pairA, pairB map[int32]int32, pairs int
 	if n, b := bySide["candidate"], bySide["baseline"]; len(out) == 0 || n > 3*b+3 {
 		return nil
 	}
-	slices.SortFunc(out, func(a, b SetAside) int { return cmp.Compare(b.Factor, a.Factor) })
-	out = out[:min(len(out), int(maxDisturbedShare*float64(pairs)))]
+	if len(out) > int(maxDisturbedShare*float64(pairs)) {
+		// Bursts are the machine's state, not an accident: setting the
+		// worst aside would keep one side's milder ones and drop the
+		// other's, biasing the comparison. All pairs stay; the interval
+		// widens.
+		return nil
+	}
 	slices.SortFunc(out, func(a, b SetAside) int { return a.Pair - b.Pair })
 	return out
 }

@@ -266,6 +266,25 @@ func TestBurstsSetAside(t *testing.T) {
 	}
 }
 
+// TestHeavyBurstsAA: when bursts disturb more slice pairs than may be set
+// aside (a quarter of each side's slices, as beside a dozen bursty CPU
+// spinners on two cores), setting aside the worst fifth would keep one
+// side's milder bursts and drop the other's: none is set aside, and an A/A
+// comparison raises no alarm.
+func TestHeavyBurstsAA(t *testing.T) {
+	eps := []epSpec{{name: "GET /orders", median: 16 * ms, sigma: 0.35}, {name: "GET /catalog", median: 5 * ms, sigma: 0.3}}
+	for seed := range uint64(seeds(t, 40)) {
+		spec := func(name string) runSpec {
+			return runSpec{name: name, n: 4000, slices: 20, drift: 0.15, driftSeed: seed, jitter: 0.05, outliers: 0.01,
+				seed: seed*1000 + uint64(len(name)), bursts: 0.25}
+		}
+		c := mustCompare(t, summarize(t, spec("baseline"), eps), summarize(t, spec("candidate"), eps), CompareOptions{})
+		if c.Verdict == Regression || c.Verdict == Improvement {
+			t.Errorf("seed %d: A/A %s with %d pairs set aside: %s", seed, c.Verdict, len(c.SetAside), c.Endpoint("GET /orders").Explanation)
+		}
+	}
+}
+
 // TestStudentT checks the t quantiles smallSampleWiden uses against
 // tables, and the widening it gives.
 func TestStudentT(t *testing.T) {
