@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/replaykit/replay/snapshots"
@@ -62,6 +63,13 @@ type ComparePlan struct {
 	// Sequential replays the whole load to the baseline, then to the
 	// candidate, instead of interleaving them.
 	Sequential bool
+	// Concurrent runs each pair's two slices at the same time instead of
+	// one after the other: both builds are loaded at once, with the same
+	// requests at the same intended times, so that a burst of load on the
+	// machine hits both slices of a pair alike (common-mode noise). The
+	// builds then share the machine: a calibrated load (Calibrate) gives
+	// each half the rate an interleaved one would.
+	Concurrent bool
 	// Explain, when positive, replays up to that many requests of every
 	// endpoint one at a time on each side before the load (exact SQL
 	// attribution; see Replayer.Explain).
@@ -187,6 +195,12 @@ func Compare(ctx context.Context, plan ComparePlan, base, cand Side) (CompareSta
 		slices = DefaultSlices(plan.Load.Duration)
 	}
 	st.Slices = slices
+	if plan.Concurrent && plan.Progress != nil {
+		// Both sides report at once.
+		var mu sync.Mutex
+		progress := plan.Progress
+		plan.Progress = func(p CompareProgress) { mu.Lock(); defer mu.Unlock(); progress(p) }
+	}
 	sides := [2]Side{base, cand}
 	stats := [2]*Stats{&st.Baseline, &st.Candidate}
 
@@ -221,6 +235,9 @@ func Compare(ctx context.Context, plan ComparePlan, base, cand Side) (CompareSta
 	}
 	d := plan.Load.Duration / time.Duration(slices)
 	pairs := func(from, to int) error {
+		if plan.Concurrent {
+			return plan.concurrentPairs(ctx, sides, stats, from, to, d)
+		}
 		for i := from; i <= to; i++ {
 			order := [2]int{0, 1}
 			if i%2 == 0 {
@@ -238,6 +255,25 @@ func Compare(ctx context.Context, plan ComparePlan, base, cand Side) (CompareSta
 		return st, err
 	}
 	return st, plan.runUntilKnown(ctx, &st, d, pairs)
+}
+
+// concurrentPairs runs slice pairs from to to, each pair's two slices at
+// the same time.
+func (plan *ComparePlan) concurrentPairs(ctx context.Context, sides [2]Side, stats [2]*Stats, from, to int, d time.Duration) error {
+	for i := from; i <= to; i++ {
+		var errs [2]error
+		var wg sync.WaitGroup
+		for k := range sides {
+			wg.Go(func() { errs[k] = plan.slice(ctx, sides[k], i, to, d, stats[k]) })
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return err // the baseline's first
+			}
+		}
+	}
+	return nil
 }
 
 func (plan *ComparePlan) validate(base, cand Side) error {

@@ -216,3 +216,72 @@ func TestDefaultSlices(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareConcurrent: with Concurrent, each pair's two slices run at
+// the same time (every slice of one side overlaps its pair on the other),
+// both sides replay the same requests from the first, and a calibrated
+// load gives each side half the interleaved rate.
+func TestCompareConcurrent(t *testing.T) {
+	var j journal
+	a, b, _, _ := compareSides(t, &j)
+	var calls, inFlight, most int
+	var pmu sync.Mutex
+	plan := ComparePlan{
+		Load: LoadPlan{VUs: 2, Duration: 600 * time.Millisecond}, Slices: 3, Concurrent: true, Calibrate: 0.5,
+		Warmup: MinCalibration,
+		Progress: func(CompareProgress) {
+			pmu.Lock()
+			calls++
+			inFlight++
+			most = max(most, inFlight)
+			time.Sleep(time.Millisecond)
+			inFlight--
+			pmu.Unlock()
+		},
+	}
+	st, err := Compare(context.Background(), plan, a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls == 0 || most != 1 {
+		t.Errorf("progress called %d times, %d at once; want calls one at a time", calls, most)
+	}
+	if want := calibratedRate(st.Throughput * 0.25); st.Rate != want || st.Rate.Count == 0 {
+		t.Errorf("rate %v from %.0f/s; want a quarter of it, %v", st.Rate, st.Throughput, want)
+	}
+	span := map[string]map[int][2]time.Time{"A": {}, "B": {}}
+	for side, rs := range j.results {
+		for _, r := range rs {
+			if r.Phase != snapshots.PhaseLoad {
+				continue
+			}
+			s := span[side][r.Slice]
+			if s[0].IsZero() || r.Sent.Before(s[0]) {
+				s[0] = r.Sent
+			}
+			if r.Sent.After(s[1]) {
+				s[1] = r.Sent
+			}
+			span[side][r.Slice] = s
+		}
+	}
+	for i := 1; i <= 3; i++ {
+		x, y := span["A"][i], span["B"][i]
+		if x[0].IsZero() || y[0].IsZero() || x[0].After(y[1]) || y[0].After(x[1]) {
+			t.Errorf("slice %d: baseline's requests %v–%v, candidate's %v–%v: want them at the same time", i, x[0], x[1], y[0], y[1])
+		}
+	}
+	for _, side := range []string{"A", "B"} {
+		for _, r := range j.results[side] {
+			if r.Phase == snapshots.PhaseLoad {
+				if r.ExchangeID != 1 {
+					t.Errorf("side %s: first load request is exchange %d, want 1", side, r.ExchangeID)
+				}
+				break
+			}
+		}
+	}
+	if err := (ComparePlan{Load: LoadPlan{VUs: 1, Duration: time.Second}, Concurrent: true, Sequential: true}).Validate(); err == nil {
+		t.Error("Concurrent and Sequential together: no error")
+	}
+}

@@ -11,6 +11,7 @@ import (
 const (
 	FieldMaxDuration = "max-duration"
 	FieldCalibrate   = "calibrate"
+	FieldConcurrent  = "concurrent"
 )
 
 // validateSequential checks the settings of a plan that runs until it knows
@@ -25,6 +26,8 @@ func (plan ComparePlan) validateSequential() error {
 		return planError(FieldMaxDuration, "", plan.MaxDuration.String(), "needs an interleaved comparison, not a sequential one")
 	case plan.LookEvery < 0:
 		return planError(FieldMaxDuration, "", fmt.Sprint(plan.LookEvery), "look interval is negative")
+	case plan.Concurrent && plan.Sequential:
+		return planError(FieldConcurrent, "", "", "conflicts with a sequential comparison: give one order")
 	case plan.Calibrate < 0 || plan.Calibrate > 1:
 		return planError(FieldCalibrate, "", fmt.Sprint(plan.Calibrate), "is not a fraction between 0 and 1")
 	case plan.Calibrate > 0 && plan.Sequential:
@@ -53,7 +56,11 @@ func (plan *ComparePlan) warmups(ctx context.Context, sides [2]Side, st *Compare
 			return err
 		}
 	}
-	st.Rate = calibratedRate(st.Throughput * plan.Calibrate)
+	share := plan.Calibrate
+	if plan.Concurrent {
+		share /= 2 // both builds at once on one machine
+	}
+	st.Rate = calibratedRate(st.Throughput * share)
 	plan.Load.Rate, plan.Load.VUs = st.Rate, 0
 	return nil
 }

@@ -169,7 +169,11 @@ func comparePlanSettings(s map[string]string, p replayer.ComparePlan, maxInFligh
 		if slices == 0 {
 			slices = replayer.DefaultSlices(p.Load.Duration)
 		}
-		put(s, "order", "interleaved")
+		order := "interleaved"
+		if p.Concurrent {
+			order = "concurrent"
+		}
+		put(s, "order", order)
 		put(s, "slices", strconv.Itoa(slices))
 	}
 	put(s, "warmup", p.Warmup.String())

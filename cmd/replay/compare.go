@@ -34,6 +34,7 @@ type compareOptions struct {
 	warmup     time.Duration
 	slices     int
 	sequential bool
+	concurrent bool
 	reset      string
 	output     report.OutputFlags // --format, --out
 	shard      shard.Options
@@ -101,6 +102,7 @@ func newCmdCompare(s streams) *cobra.Command {
 	f.DurationVar(&opts.warmup, "warmup", session.DefaultWarmup, "load each side for `D` before measuring (results discarded; 0: none)")
 	f.IntVar(&opts.slices, "slices", 0, "interleave each side's load in `N` slices (default: one per second of --duration, 10 to 20)")
 	f.BoolVar(&opts.sequential, "sequential", false, "load the baseline, then the candidate, instead of interleaving")
+	f.BoolVar(&opts.concurrent, "concurrent", false, "load both builds at once, each slice pair at the same time (a burst of load on the machine hits both alike), instead of one slice after the other")
 	f.StringVar(&opts.reset, "reset", "", "`COMMAND` (sh -c) that restores the data, run before each side's explain phase and before the load")
 	f.StringVar(&opts.output.Dir, "out", "", "`DIR` for the run files, build logs and reports (default ./replay-compare-TIMESTAMP; offline: no files)")
 	f.StringVar(&opts.minChange, "min-change", analyzer.DefaultMinChange, "smallest p95 change `'P%,D'` that counts: both the percentage and the duration")

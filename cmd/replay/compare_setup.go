@@ -31,12 +31,12 @@ type compareSetup struct {
 var compareFlagNames = map[string]string{
 	replayer.FieldVUs: "--vus", replayer.FieldRate: "--rate", replayer.FieldDuration: "--duration",
 	replayer.FieldSlices: "--slices", replayer.FieldWarmup: "--warmup", replayer.FieldExplain: "--explain", replayer.FieldMaxDuration: "--max-duration",
-	replayer.FieldMaxInFlight: "--max-inflight",
+	replayer.FieldMaxInFlight: "--max-inflight", replayer.FieldConcurrent: "--concurrent",
 }
 
 // liveFlags are the flags of a live comparison only.
 var liveFlags = []string{"baseline-url", "baseline-cmd", "candidate-url", "candidate-cmd", "baseline-env", "candidate-env", "env",
-	"baseline-header", "candidate-header", "header", "vus", "rate", "duration", "max-duration", "warmup", "slices", "sequential", "explain", "reset",
+	"baseline-header", "candidate-header", "header", "vus", "rate", "duration", "max-duration", "warmup", "slices", "sequential", "concurrent", "explain", "reset",
 	"endpoint", "mock", "mock-timing", "on-miss", "ca-dir", "postgres", "postgres-tls", "postgres-upstream-tls", "postgres-upstream-tls-ca",
 	"mysql", "mysql-tls", "mysql-upstream-tls", "mysql-upstream-tls-ca",
 	"sql-traced", "timeout", "max-inflight", "conns", "proto", "proto-path", "proto-reflect", "start-timeout", "dashboard", "dashboard-linger"}
@@ -171,6 +171,8 @@ func (opts *compareOptions) comparePlan(explain int) (replayer.ComparePlan, erro
 	switch {
 	case opts.duration <= 0:
 		return replayer.ComparePlan{}, usagef("compare: --duration %s: want a positive duration per side, e.g. 20s", opts.duration)
+	case opts.sequential && opts.concurrent:
+		return replayer.ComparePlan{}, usagef("compare: --concurrent and --sequential are two orders of measurement; give one")
 	case opts.sequential && opts.slices > 0:
 		return replayer.ComparePlan{}, usagef("compare: --slices applies to an interleaved comparison; --sequential runs each side in one piece")
 	case opts.changedFlag("reset") && strings.TrimSpace(opts.reset) == "":
@@ -178,7 +180,7 @@ func (opts *compareOptions) comparePlan(explain int) (replayer.ComparePlan, erro
 	case opts.slices > 0 && opts.duration/time.Duration(opts.slices) < 50*time.Millisecond:
 		return replayer.ComparePlan{}, usagef("compare: --slices %d cuts --duration %s into slices shorter than 50ms; give fewer slices or a longer duration", opts.slices, opts.duration)
 	}
-	plan := replayer.ComparePlan{Load: p, Slices: opts.slices, Sequential: opts.sequential, Explain: explain, Warmup: opts.warmup, MaxDuration: opts.maxDur}
+	plan := replayer.ComparePlan{Load: p, Slices: opts.slices, Sequential: opts.sequential, Concurrent: opts.concurrent, Explain: explain, Warmup: opts.warmup, MaxDuration: opts.maxDur}
 	if opts.rate == "" && !opts.changedFlag("vus") && !opts.sequential {
 		plan.Calibrate = session.DefaultCalibrate
 	}

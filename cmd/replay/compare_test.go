@@ -58,6 +58,7 @@ func TestCompareUsageErrors(t *testing.T) {
 		{"bad postgres", append(live, "--postgres", "5432"), `--postgres "5432": want HOST:PORT of PostgreSQL`},
 		{"bad mock", append(live, "--mock", "catalog"), `--mock "catalog": want HOST:PORT`},
 		{"bad goal", append(live, "--goal", "p95<<1"), "--goal"},
+		{"concurrent and sequential", append(live, "--concurrent", "--sequential"), "--concurrent and --sequential are two orders of measurement"},
 		{"bad min cpu change", append(live, "--min-cpu-change", "5"), `--min-cpu-change "5": want one percentage above 0`},
 		{"bad header", append(live, "--baseline-header", "nocolon"), `header "nocolon": want 'Name: value'`},
 		{"run files and snapshot", []string{runA, runB, "--snapshot", snap}, "--snapshot SNAP for a live comparison or two run files, not both"},
