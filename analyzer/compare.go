@@ -343,6 +343,9 @@ func Compare(base, cand *Summary, opts CompareOptions) (*Comparison, error) {
 		c.Verdict = Inconclusive
 	}
 	c.addRunNotes()
+	if n := contentionNote(c); n != "" {
+		c.Notes = append(c.Notes, n)
+	}
 	c.addLongerRun()
 	return c, nil
 }

@@ -39,6 +39,8 @@ type CPUSlice struct {
 	CPU time.Duration
 	// Requests counts the slice's load results.
 	Requests int64
+	// Wall is the slice's length.
+	Wall time.Duration
 }
 
 // CPUNotMeasured is why a run without the build's CPU time has none.
@@ -60,7 +62,7 @@ func cpuUsage(info snapshots.RunInfo, perSlice map[int]int64, loads int64) CPUUs
 		if s.Slice == 0 {
 			n = loads
 		}
-		u.Slices = append(u.Slices, CPUSlice{Slice: s.Slice, CPU: s.CPU, Requests: n})
+		u.Slices = append(u.Slices, CPUSlice{Slice: s.Slice, CPU: s.CPU, Requests: n, Wall: s.Wall})
 	}
 	u.PerRequest = micros(u.Total) / float64(loads)
 	if u.PerRequest < minCPUPerRequest {

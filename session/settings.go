@@ -3,6 +3,7 @@ package session
 import (
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -173,7 +174,8 @@ func comparePlanSettings(s map[string]string, p replayer.ComparePlan, maxInFligh
 		if p.Concurrent {
 			order = "concurrent"
 		}
-		put(s, "order", order)
+		put(s, analyzer.SettingOrder, order)
+		put(s, analyzer.SettingCPUs, strconv.Itoa(runtime.NumCPU()))
 		put(s, "slices", strconv.Itoa(slices))
 	}
 	put(s, "warmup", p.Warmup.String())
