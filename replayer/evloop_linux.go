@@ -164,7 +164,7 @@ func (l *evLoop) run() {
 	}
 	lastYield := now
 	for l.live > 0 {
-		n, err := syscall.EpollWait(l.epfd, l.events, l.waitMs(now))
+		n, err := l.wait(now)
 		now = time.Now()
 		if err != nil && err != syscall.EINTR {
 			// Not expected with valid arguments: do not spin.
@@ -180,6 +180,11 @@ func (l *evLoop) run() {
 		l.expire(now)
 	}
 	l.finish()
+}
+
+// wait waits for events, until the nearest deadline.
+func (l *evLoop) wait(now time.Time) (int, error) {
+	return syscall.EpollWait(l.epfd, l.events, l.waitMs(now))
 }
 
 // waitMs is epoll_wait's timeout: until the nearest deadline, or none.
