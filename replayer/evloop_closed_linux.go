@@ -177,15 +177,23 @@ func (l *evLoop) away(v *lvu, g int64, t *template, res *snapshots.Result) {
 
 func (l *evLoop) handBack(v *lvu) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.back = append(l.back, v)
-	l.mu.Unlock()
-	l.poke()
+	l.pokeLocked()
 }
 
-// poke wakes the loop.
+// poke wakes the loop, unless it is closed.
 func (l *evLoop) poke() {
-	b := [8]byte{1}
-	syscall.Write(l.wake, b[:])
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pokeLocked()
+}
+
+func (l *evLoop) pokeLocked() {
+	if !l.shut {
+		b := [8]byte{1}
+		syscall.Write(l.wake, b[:])
+	}
 }
 
 // woken takes the users handed back, and cancels the requests in flight
@@ -257,6 +265,9 @@ func (l *evLoop) finish() {
 		}
 		v.fd = -1
 	}
+	l.mu.Lock()
+	l.shut = true // no poke from now on: the eventfd's number may be reused
+	l.mu.Unlock()
 	l.closeFDs()
 }
 

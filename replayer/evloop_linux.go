@@ -96,6 +96,7 @@ type evLoop struct {
 	mu       sync.Mutex
 	back     []*lvu // handed back by goroutines
 	canceled bool
+	shut     bool  // the loop's descriptors are closed
 	served   int64 // requests completed on the loop
 }
 
@@ -262,7 +263,7 @@ func (l *evLoop) next(v *lvu, now time.Time) {
 // send writes v's request on its connection, dialing one first when it has
 // none or the one it has went stale.
 func (l *evLoop) send(v *lvu, now time.Time) {
-	if v.fd >= 0 && now.Sub(v.idle) >= time.Second && staleFd(v.fd) {
+	if v.fd >= 0 && v.reused && now.Sub(v.idle) >= time.Second && staleFd(v.fd) {
 		l.closeConn(v)
 	}
 	if v.fd < 0 {
