@@ -68,9 +68,9 @@
 // concurrency, compression off and no proxy from the environment.
 //
 // On Linux the closed model runs on event loops (evloop_linux.go,
-// evloop_closed_linux.go), as wrk does: one per P (GOMAXPROCS; REPLAY_LOOPS
-// sets another number), each owning its share of the virtual users'
-// connections as raw non-blocking sockets in its own epoll set. A user's
+// evloop_closed_linux.go), as wrk does: one per P but one (at least one;
+// REPLAY_LOOPS sets another number), each owning its share of the virtual
+// users' connections as raw non-blocking sockets in its own epoll set. A user's
 // next request is written as soon as its previous answer is complete, the
 // answer is parsed as h1read.go does (evloop_parse.go: same checks, limits
 // and errors), and each request's deadline is kept by the loop (epoll_wait

@@ -17,7 +17,7 @@ import (
 )
 
 // runClosedLoop runs the closed model on event loops (evloop_linux.go), one
-// per P (REPLAY_LOOPS sets another number), each owning an equal share of
+// per P but one (loopCount), each owning an equal share of
 // the virtual users; ok is false when the plan needs the goroutine path
 // (see loopable), which then runs it.
 func (r *Replayer) runClosedLoop(ctx context.Context, p LoadPlan, sink ResultSink) (st Stats, ok bool) {
@@ -91,12 +91,18 @@ func h1Only(seq requestSeq) bool {
 	return true
 }
 
-// loopCount is the number of event loops: REPLAY_LOOPS, else GOMAXPROCS.
+// loopCount is the number of event loops: REPLAY_LOOPS, else one per P
+// but one (at least one). A loop waits in epoll_wait holding its P; while
+// no P is idle, the runtime's monitor takes the P of a goroutine in a
+// system call away after 20µs, and the loop's thread then has to get one
+// back, parking and waking through a futex. One P left to the rest of the
+// process (the run file, the summary) keeps one idle: with 2 Ps, one loop
+// cost 3.4 CPU-µs per request where two cost 4.7 (docs/benchmarks.md).
 func loopCount() int {
 	if n, err := strconv.Atoi(os.Getenv("REPLAY_LOOPS")); err == nil && n > 0 {
 		return n
 	}
-	return runtime.GOMAXPROCS(0)
+	return max(1, runtime.GOMAXPROCS(0)-1)
 }
 
 func (r *Replayer) newEvLoops(n int) ([]*evLoop, error) {
