@@ -185,11 +185,15 @@ func (r *Replayer) admitLoad(p LoadPlan) {
 // tap returns c's body tap, ready for an answer to t in phase, or nil when
 // the answer is not captured (capture off, a warm-up request).
 func (r *Replayer) tap(c *conn, t *template, phase string) *bodyTap {
+	return r.tapInto(&c.tap, t, phase)
+}
+
+// tapInto is tap with the worker's tap tp.
+func (r *Replayer) tapInto(tp *bodyTap, t *template, phase string) *bodyTap {
 	cp := r.capture
 	if cp == nil || (phase != snapshots.PhaseLoad && phase != snapshots.PhaseExplain) {
 		return nil
 	}
-	tp := &c.tap
 	// Read first: once the exchange has its answers, no write (the
 	// template is shared by every worker).
 	slot := cp.slots[t.id]

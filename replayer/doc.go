@@ -67,6 +67,30 @@
 // targets, and Config.NetHTTP, use net/http with a transport sized to the
 // concurrency, compression off and no proxy from the environment.
 //
+// On Linux the closed model runs on event loops (evloop_linux.go,
+// evloop_closed_linux.go), as wrk does: one per P but one (at least one;
+// REPLAY_LOOPS sets another number), each owning its share of the virtual
+// users' connections as raw non-blocking sockets in its own epoll set. A user's
+// next request is written as soon as its previous answer is complete, the
+// answer is parsed as h1read.go does (evloop_parse.go: same checks, limits
+// and errors), and each request's deadline is kept by the loop (epoll_wait
+// waits at most until the nearest): a write, a read and a share of one
+// epoll_wait per request, and no goroutine parked or woken. Results go to
+// the sink, answers to the capture, as on the goroutine path. Dialing is
+// done by a goroutine, and so is a request met in the sequence that was
+// recorded over HTTP/2. The goroutine path (a goroutine per virtual user,
+// h1.go) still runs the closed model for an https target, Config.NetHTTP,
+// stages (a ramp of virtual users), a stage rewriting requests
+// (Config.State: tokens, correlation, shifted times), a SQL or upstream
+// counter (Config.SQL, Config.Upstream), requests recorded over HTTP/2
+// (gRPC among them: any in Config.Exchanges, the first of an endpoint in a
+// Source), any other OS,
+// and REPLAY_EVLOOP=off; the open and as-recorded models always run on it.
+// Where they differ: a loop's deadline is the request's timeout rounded up
+// to the millisecond (the goroutine path's may be up to 0.1% later), and
+// bytes arriving after a complete answer close the connection instead of
+// being read as the next answer.
+//
 // Requests recorded over HTTP/2 go over HTTP/2 (h2.go), whatever the load
 // model: h2c with prior knowledge to an http:// target, h2 by ALPN to an
 // https:// one, as streams over Config.Conns connections. Its client

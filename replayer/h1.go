@@ -161,16 +161,7 @@ func (c *conn) dial(ctx context.Context, addr string, deadline time.Time) (*h1Co
 	if err != nil {
 		return nil, err
 	}
-	h := &h1Conn{nc: nc}
-	if sc, ok := nc.(syscall.Conn); ok {
-		h.rc, _ = sc.SyscallConn()
-	}
-	if h.rc != nil {
-		h.pr = newPollReader(nc, h.rc)
-		h.br = bufio.NewReaderSize(h.pr, 16<<10)
-	} else {
-		h.br = bufio.NewReaderSize(nc, 16<<10)
-	}
+	h := newH1Conn(nc)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.aborted {
@@ -179,6 +170,21 @@ func (c *conn) dial(ctx context.Context, addr string, deadline time.Time) (*h1Co
 	}
 	c.h1 = h
 	return h, nil
+}
+
+// newH1Conn returns nc as a fast-path connection.
+func newH1Conn(nc net.Conn) *h1Conn {
+	h := &h1Conn{nc: nc}
+	if sc, ok := nc.(syscall.Conn); ok {
+		h.rc, _ = sc.SyscallConn()
+	}
+	if h.rc != nil {
+		h.pr = newPollReader(nc, h.rc)
+		h.br = bufio.NewReaderSize(h.pr, loopReadSize)
+	} else {
+		h.br = bufio.NewReaderSize(nc, loopReadSize)
+	}
+	return h
 }
 
 // h1Template is a request serialized up to its traceparent value.

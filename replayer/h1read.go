@@ -54,15 +54,11 @@ func (h *h1Conn) readResponse(head bool, tap *bodyTap) (status int, n int64, kee
 		if err != nil {
 			return 0, 0, false, got, readErr(err, got)
 		}
-		if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
-			return 0, 0, false, got, fmt.Errorf("%w: status line %q", errMalformed, truncate(line))
+		var hd respHead
+		if status, hd.keep, err = parseStatusLine(line); err != nil {
+			return 0, 0, false, got, err
 		}
-		status = int(line[9]-'0')*100 + int(line[10]-'0')*10 + int(line[11]-'0')
-		if status < 100 || status > 999 || (len(line) > 12 && line[12] != ' ') {
-			return 0, 0, false, got, fmt.Errorf("%w: status line %q", errMalformed, truncate(line))
-		}
-		keep = line[7] == '1'
-		cl, chunked := int64(-1), false
+		hd.cl = -1
 		for {
 			hl, err := h.readLine(&got)
 			if err != nil {
@@ -71,31 +67,11 @@ func (h *h1Conn) readResponse(head bool, tap *bodyTap) (status int, n int64, kee
 			if len(hl) == 0 {
 				break
 			}
-			colon := bytes.IndexByte(hl, ':')
-			if colon <= 0 {
-				return 0, 0, false, got, fmt.Errorf("%w: header line %q", errMalformed, truncate(hl))
-			}
-			name, value := hl[:colon], bytes.TrimSpace(hl[colon+1:])
-			switch {
-			case asciiEqualFold(name, "Content-Length"):
-				v, perr := strconv.ParseInt(string(value), 10, 64)
-				if perr != nil || v < 0 || (cl >= 0 && v != cl) {
-					return 0, 0, false, got, fmt.Errorf("%w: Content-Length %q", errMalformed, truncate(value))
-				}
-				cl = v
-			case asciiEqualFold(name, "Transfer-Encoding"):
-				chunked = hasToken(value, "chunked")
-			case asciiEqualFold(name, "Connection"):
-				if hasToken(value, "close") {
-					keep = false
-				} else if hasToken(value, "keep-alive") {
-					keep = true
-				}
-			}
-			if tap != nil && tap.sample {
-				tap.headerLine(name, value)
+			if err := hd.header(hl, tap); err != nil {
+				return 0, 0, false, got, err
 			}
 		}
+		keep, cl, chunked := hd.keep, hd.cl, hd.chunked
 		if status < 200 {
 			if status == 101 {
 				return 0, 0, false, got, fmt.Errorf("%w: unexpected 101 Switching Protocols", errMalformed)
@@ -153,12 +129,9 @@ func (h *h1Conn) readChunked(got *int, tap *bodyTap) (int64, error) {
 		if err != nil {
 			return n, readErr(err, *got)
 		}
-		if i := bytes.IndexByte(line, ';'); i >= 0 {
-			line = line[:i]
-		}
-		size, perr := strconv.ParseInt(string(bytes.TrimSpace(line)), 16, 64)
-		if perr != nil || size < 0 {
-			return n, fmt.Errorf("%w: chunk size %q", errMalformed, truncate(line))
+		size, err := parseChunkSize(line)
+		if err != nil {
+			return n, err
 		}
 		if size == 0 {
 			for { // trailer
@@ -184,6 +157,68 @@ func (h *h1Conn) readChunked(got *int, tap *bodyTap) (int64, error) {
 			return n, readErr(err, *got)
 		}
 	}
+}
+
+// parseStatusLine parses a response's status line; keep reports HTTP/1.1
+// (keep-alive by default).
+func parseStatusLine(line []byte) (status int, keep bool, err error) {
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
+		return 0, false, fmt.Errorf("%w: status line %q", errMalformed, truncate(line))
+	}
+	status = int(line[9]-'0')*100 + int(line[10]-'0')*10 + int(line[11]-'0')
+	if status < 100 || status > 999 || (len(line) > 12 && line[12] != ' ') {
+		return 0, false, fmt.Errorf("%w: status line %q", errMalformed, truncate(line))
+	}
+	return status, line[7] == '1', nil
+}
+
+// respHead is what a response's headers say about its body and connection.
+type respHead struct {
+	cl      int64 // Content-Length; -1: none
+	chunked bool
+	keep    bool
+}
+
+// header applies the header line hl (not empty), showing it to tap when
+// it samples.
+func (hd *respHead) header(hl []byte, tap *bodyTap) error {
+	colon := bytes.IndexByte(hl, ':')
+	if colon <= 0 {
+		return fmt.Errorf("%w: header line %q", errMalformed, truncate(hl))
+	}
+	name, value := hl[:colon], bytes.TrimSpace(hl[colon+1:])
+	switch {
+	case asciiEqualFold(name, "Content-Length"):
+		v, perr := strconv.ParseInt(string(value), 10, 64)
+		if perr != nil || v < 0 || (hd.cl >= 0 && v != hd.cl) {
+			return fmt.Errorf("%w: Content-Length %q", errMalformed, truncate(value))
+		}
+		hd.cl = v
+	case asciiEqualFold(name, "Transfer-Encoding"):
+		hd.chunked = hasToken(value, "chunked")
+	case asciiEqualFold(name, "Connection"):
+		if hasToken(value, "close") {
+			hd.keep = false
+		} else if hasToken(value, "keep-alive") {
+			hd.keep = true
+		}
+	}
+	if tap != nil && tap.sample {
+		tap.headerLine(name, value)
+	}
+	return nil
+}
+
+// parseChunkSize parses a chunk-size line (extensions ignored).
+func parseChunkSize(line []byte) (int64, error) {
+	if i := bytes.IndexByte(line, ';'); i >= 0 {
+		line = line[:i]
+	}
+	size, perr := strconv.ParseInt(string(bytes.TrimSpace(line)), 16, 64)
+	if perr != nil || size < 0 {
+		return 0, fmt.Errorf("%w: chunk size %q", errMalformed, truncate(line))
+	}
+	return size, nil
 }
 
 // readErr describes a read failure.

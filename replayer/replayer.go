@@ -211,6 +211,14 @@ type Replayer struct {
 	// redactedRefused counts requests with a redacted credential answered
 	// 401 or 403 (auth.go).
 	redactedRefused atomicCount
+
+	// The closed model's event loops (evloop_linux.go): noLoop keeps it on
+	// goroutines; h1Only (set once) says the requests are HTTP/1.1;
+	// loopServed counts the requests the loops completed.
+	noLoop     bool
+	h1Once     sync.Once
+	h1Only     bool
+	loopServed atomic.Int64
 }
 
 // ErrNoRequests is returned by New when no recorded inbound request is left

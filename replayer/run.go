@@ -65,7 +65,10 @@ func (r *Replayer) Run(ctx context.Context, p LoadPlan, sink ResultSink) (Stats,
 	var st Stats
 	switch p.Model() {
 	case "closed":
-		st = r.runClosed(ctx, p, sink)
+		var ok bool
+		if st, ok = r.runClosedLoop(ctx, p, sink); !ok {
+			st = r.runClosed(ctx, p, sink)
+		}
 	default:
 		st = r.runOpen(ctx, p, sink)
 	}
