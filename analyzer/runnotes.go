@@ -3,6 +3,8 @@ package analyzer
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/replaykit/replay/snapshots"
 )
 
 // Settings of a comparison's run files that contentionNote reads.
@@ -46,4 +48,30 @@ func contentionNote(c *Comparison) string {
 	}
 	return fmt.Sprintf("the two builds, loaded at once (--concurrent), together kept over %d%% of the machine's %d CPUs busy in %d of %d slice pairs: each may have slowed the other, which pairing the slices does not cancel; compare them interleaved (without --concurrent) or at a lower rate",
 		int(100*busyShare), cpus, busy, len(bs))
+}
+
+// addRunNotes adds the run-level notes: mock misses, SQL self-checks,
+// requests replayed with a cut body, cut mock answers.
+func (c *Comparison) addRunNotes() {
+	base, cand := c.Baseline, c.Candidate
+	if d := c.MockMisses[1] - c.MockMisses[0]; d > 0 {
+		c.Notes = append(c.Notes, mockMissSentence(c.MockMisses[1], c.MockMisses[0]))
+	} else if c.MockMisses[1] > 0 {
+		c.Notes = append(c.Notes, fmt.Sprintf("both runs made upstream calls the snapshot has no answer for (baseline %d, candidate %d)", c.MockMisses[0], c.MockMisses[1]))
+	}
+	for i, s := range []*Summary{c.Baseline, c.Candidate} {
+		if n := SQLCheckNote([2]string{"baseline", "candidate"}[i], s); n != "" {
+			c.Notes = append(c.Notes, n)
+		}
+	}
+	// Both sides replay the same requests; their mocks may differ.
+	c.Notes = append(c.Notes, TruncatedNotes(snapshots.RunInfo{Truncated: cand.Info.Truncated}, "")...)
+	for i, info := range []snapshots.RunInfo{base.Info, cand.Info} {
+		if n := TruncatedMockNote(info, [2]string{"baseline", "candidate"}[i]); n != "" {
+			c.Notes = append(c.Notes, n)
+		}
+	}
+	for i, info := range []snapshots.RunInfo{base.Info, cand.Info} {
+		c.Notes = append(c.Notes, StateNotes(info, [2]string{"baseline", "candidate"}[i])...)
+	}
 }
