@@ -4,7 +4,6 @@ package replayer
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"os"
 	"runtime"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/replaykit/replay/internal/rawsock"
 
 	"github.com/replaykit/replay/snapshots"
 )
@@ -137,7 +138,7 @@ func (r *Replayer) adopt(l *evLoop, now time.Time) {
 			h.nc.Close()
 			continue
 		}
-		fd, err := dupSocket(h.nc)
+		fd, err := rawsock.Dup(h.nc)
 		laddr, raddr := h.nc.LocalAddr(), h.nc.RemoteAddr()
 		h.nc.Close()
 		if err != nil {
@@ -161,7 +162,7 @@ func (l *evLoop) dial(v *lvu) {
 		fd := -1
 		if err == nil {
 			v.laddr, v.raddr = nc.LocalAddr(), nc.RemoteAddr()
-			fd, err = dupSocket(nc)
+			fd, err = rawsock.Dup(nc)
 			nc.Close()
 		}
 		v.dialFd, v.dialErr = fd, err
@@ -330,37 +331,4 @@ func (l *evLoop) dequeue(v *lvu) {
 		v.next.prev = v.prev
 	}
 	v.prev, v.next = nil, nil
-}
-
-// dupSocket returns a non-blocking, close-on-exec duplicate of c's socket
-// (as sqlcore's relay takes sockets out of the netpoller).
-func dupSocket(c net.Conn) (int, error) {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return -1, fmt.Errorf("dup socket: %T has no file descriptor", c)
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return -1, fmt.Errorf("dup socket: %w", err)
-	}
-	nfd := -1
-	var derr error
-	if err := rc.Control(func(fd uintptr) {
-		r, _, e := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_DUPFD_CLOEXEC, 0)
-		if e != 0 {
-			derr = e
-			return
-		}
-		nfd = int(r)
-	}); err != nil {
-		return -1, fmt.Errorf("dup socket: %w", err)
-	}
-	if derr != nil {
-		return -1, fmt.Errorf("dup socket: %w", derr)
-	}
-	if err := syscall.SetNonblock(nfd, true); err != nil {
-		syscall.Close(nfd)
-		return -1, fmt.Errorf("dup socket: %w", err)
-	}
-	return nfd, nil
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/replaykit/replay/internal/rawsock"
 )
 
 // The Linux relay: event loops, as pgbouncer's.
@@ -110,12 +112,12 @@ func (p *Proxy) relayLoop(ctx context.Context, l *eventLoop, client, server net.
 	if u, ok := client.(interface{ Unwrap() net.Conn }); ok {
 		client = u.Unwrap()
 	}
-	cfd, err := dupSocket(client)
+	cfd, err := rawsock.Dup(client)
 	if err != nil {
 		p.log.Debug("sqlcount: relaying with goroutines", "err", err)
 		return nil, nil, false
 	}
-	sfd, err := dupSocket(server)
+	sfd, err := rawsock.Dup(server)
 	if err != nil {
 		syscall.Close(cfd)
 		p.log.Debug("sqlcount: relaying with goroutines", "err", err)
@@ -154,38 +156,6 @@ func (p *Proxy) relayLoop(ctx context.Context, l *eventLoop, client, server net.
 	syscall.Close(sfd)
 	mu.Unlock()
 	return c.client.err, c.server.err, true
-}
-
-// dupSocket returns a non-blocking, close-on-exec duplicate of c's socket.
-func dupSocket(c net.Conn) (int, error) {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return -1, fmt.Errorf("dup socket: %T has no file descriptor", c)
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return -1, fmt.Errorf("dup socket: %w", err)
-	}
-	nfd := -1
-	var derr error
-	if err := rc.Control(func(fd uintptr) {
-		r, _, e := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_DUPFD_CLOEXEC, 0)
-		if e != 0 {
-			derr = e
-			return
-		}
-		nfd = int(r)
-	}); err != nil {
-		return -1, fmt.Errorf("dup socket: %w", err)
-	}
-	if derr != nil {
-		return -1, fmt.Errorf("dup socket: %w", derr)
-	}
-	if err := syscall.SetNonblock(nfd, true); err != nil {
-		syscall.Close(nfd)
-		return -1, fmt.Errorf("dup socket: %w", err)
-	}
-	return nfd, nil
 }
 
 // side is one socket of a relayed connection, with the direction that reads
