@@ -238,7 +238,9 @@ func comparisonRan(c *analyzer.Comparison, q quoter) string {
 	if sh := shardText(b.Info.Settings); sh != "" {
 		parts = append(parts, sh)
 	}
-	if c.Method == analyzer.MethodPairedSlices {
+	if c.Method == analyzer.MethodPairedSlices && b.Info.Settings[analyzer.SettingOrder] == "concurrent" {
+		parts = append(parts, fmt.Sprintf("both builds loaded at once in %d slice pairs", c.SlicePairs))
+	} else if c.Method == analyzer.MethodPairedSlices {
 		parts = append(parts, fmt.Sprintf("interleaved in %d slice pairs", c.SlicePairs))
 	} else {
 		parts = append(parts, "runs compared as separate runs (not interleaved)")

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -181,5 +182,23 @@ func TestCPUSchemaRefusesZero(t *testing.T) {
 		if err := schematest.Validate("run", raw); err == nil {
 			t.Errorf("%s: the run schema accepts %v", name, cpu)
 		}
+	}
+}
+
+// TestConcurrentRanLine: the Ran line of a comparison whose builds were
+// loaded at once says so, not "interleaved".
+func TestConcurrentRanLine(t *testing.T) {
+	r := cpuFixture(t)
+	if r.Comparison.Baseline.Info.Settings == nil {
+		r.Comparison.Baseline.Info.Settings = map[string]string{}
+	}
+	r.Comparison.Baseline.Info.Settings[analyzer.SettingOrder] = "concurrent"
+	var b strings.Builder
+	if err := ComparisonText(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	ran, _, _ := strings.Cut(b.String(), "\n")
+	if !strings.Contains(ran, fmt.Sprintf("both builds loaded at once in %d slice pairs", r.Comparison.SlicePairs)) || strings.Contains(ran, "interleaved") {
+		t.Errorf("Ran line %q: want both builds loaded at once, not interleaved", ran)
 	}
 }

@@ -191,9 +191,13 @@ func calibratedSettings(s map[string]string, p replayer.ComparePlan, st replayer
 	s["model"] = "open"
 	delete(s, report.SettingVUs)
 	put(s, report.SettingRate, st.Rate.String())
-	put(s, report.SettingCalibrated, fmt.Sprintf("%s of %.0f/s at %s", strconv.FormatFloat(p.Calibrate, 'g', -1, 64), st.Throughput, plural(p.Load.VUs, "VU")))
-	put(s, report.SettingLoad, fmt.Sprintf("open model, %s (fair load: %s%% of the slower build's %.0f/s under %s in warmup), %s per side",
-		st.Rate, analyzer.FormatCount(100*p.Calibrate), st.Throughput, plural(p.Load.VUs, "VU"), p.Load.Duration))
+	share, each := p.Calibrate, ""
+	if p.Concurrent {
+		share, each = share/2, " each, both builds at once"
+	}
+	put(s, report.SettingCalibrated, fmt.Sprintf("%s of %.0f/s at %s", strconv.FormatFloat(share, 'g', -1, 64), st.Throughput, plural(p.Load.VUs, "VU")))
+	put(s, report.SettingLoad, fmt.Sprintf("open model, %s (fair load: %s%% of the slower build's %.0f/s under %s in warmup%s), %s per side",
+		st.Rate, analyzer.FormatCount(100*share), st.Throughput, plural(p.Load.VUs, "VU"), each, p.Load.Duration))
 }
 
 // LoadDescription describes a plan in words for reports, e.g. "closed
