@@ -24,12 +24,12 @@ func ParseMinChange(s string) (CompareOptions, error) {
 	var rel, abs bool
 	for _, p := range parts {
 		p = strings.TrimSpace(p)
-		if v, ok := strings.CutSuffix(p, "%"); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil || f <= 0 || f >= 1000 || rel {
+		if strings.HasSuffix(p, "%") {
+			f, ok := percent(p)
+			if !ok || rel {
 				return o, fmt.Errorf("%q: %q is not one percentage above 0 (e.g. 10%%)", s, p)
 			}
-			o.MinRelative, rel = f/100, true
+			o.MinRelative, rel = f, true
 			continue
 		}
 		d, err := time.ParseDuration(p)
@@ -44,12 +44,21 @@ func ParseMinChange(s string) (CompareOptions, error) {
 // ParseMinCPUChange reads --min-cpu-change, a percentage above 0 ("5%"),
 // as CompareOptions.MinCPURelative.
 func ParseMinCPUChange(s string) (float64, error) {
+	f, ok := percent(s)
+	if !ok {
+		return 0, fmt.Errorf("%q: want one percentage above 0, e.g. 5%%", s)
+	}
+	return f, nil
+}
+
+// percent reads "P%" (above 0, below 1000) as a fraction: "5%" is 0.05.
+func percent(s string) (float64, bool) {
 	v, ok := strings.CutSuffix(strings.TrimSpace(s), "%")
 	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 	if !ok || err != nil || f <= 0 || f >= 1000 {
-		return 0, fmt.Errorf("%q: want one percentage above 0, e.g. 5%%", s)
+		return 0, false
 	}
-	return f / 100, nil
+	return f / 100, true
 }
 
 // ParseConfidence checks a confidence level for the intervals: between 0.5
