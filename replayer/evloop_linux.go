@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/replaykit/replay/internal/rawsock"
 	"github.com/replaykit/replay/snapshots"
 )
 
@@ -287,7 +288,7 @@ func (l *evLoop) send(v *lvu, now time.Time) {
 // the socket to be writable.
 func (l *evLoop) write(v *lvu) {
 	for v.woff < len(v.wbuf) {
-		n, err := syscall.Write(v.fd, v.wbuf[v.woff:])
+		n, err := rawsock.Write(v.fd, v.wbuf[v.woff:])
 		if err == syscall.EINTR {
 			continue
 		}
@@ -320,7 +321,7 @@ func (l *evLoop) watch(v *lvu, events uint32) {
 
 // read reads once from v's socket and parses what came.
 func (l *evLoop) read(v *lvu) {
-	n, err := syscall.Read(v.fd, v.rbuf[v.rw:])
+	n, err := rawsock.Read(v.fd, v.rbuf[v.rw:])
 	if err == syscall.EAGAIN || err == syscall.EINTR {
 		return
 	}

@@ -47,6 +47,10 @@ const MaxUnattributedBins = sqlcore.MaxUnattributedBins
 // UpstreamTLSConfig returns Config.UpstreamTLS for a TLS mode.
 var UpstreamTLSConfig = sqlcore.UpstreamTLSConfig
 
+// OwnProcess sets a Config up for a process that does nothing but count
+// (an event loop per core, see sqlcore.OwnProcess).
+var OwnProcess = sqlcore.OwnProcess
+
 // New returns a proxy to cfg.Upstream speaking cfg.Protocol ("" is
 // PostgreSQL).
 func New(cfg Config) (*Proxy, error) {

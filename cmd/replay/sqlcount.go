@@ -70,6 +70,7 @@ func sqlcountRun(ctx context.Context, opts *sqlcountOptions) error {
 	if err := opts.tls.set(&cfg, opts.caDir, opts.listen); err != nil {
 		return fmt.Errorf("sqlcount: %w", err)
 	}
+	sqlcount.OwnProcess(&cfg)
 	p, err := sqlcount.New(cfg)
 	if err != nil {
 		return err

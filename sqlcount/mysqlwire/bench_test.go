@@ -63,7 +63,10 @@ func BenchmarkSysbenchReadOnly(b *testing.B) {
 	bench(s.Addr(), "prepare")
 
 	var seen atomic.Int64
-	p, err := sqlcore.New(Config{Upstream: s.Addr(), OnStatement: func(*snapshots.Statement) { seen.Add(1) }}, New())
+	// As replay sqlcount runs it: an event loop per core.
+	cfg := Config{Upstream: s.Addr(), OnStatement: func(*snapshots.Statement) { seen.Add(1) }}
+	sqlcore.OwnProcess(&cfg)
+	p, err := sqlcore.New(cfg, New())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package mysqlwire
 import (
 	"context"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/replaykit/replay/internal/mariadbtest"
+	"github.com/replaykit/replay/sqlcount/sqlcore"
 )
 
 // sysbench runs Debian's sysbench with a lua test against addr.
@@ -35,8 +37,8 @@ func sysbench(t *testing.T, s *mariadbtest.Server, addr, db, test, command strin
 
 // TestSysbenchKnownAnswer runs sysbench's oltp_read_write through the proxy
 // with server-side prepared statements (--db-ps-mode=auto) and with text
-// queries (=disable), and with the client asking for compression (which
-// the proxy does not offer): the statements and the count per fingerprint equal the server's
+// queries (=disable), with the client asking for compression (which the
+// proxy does not offer) and as replay sqlcount relays: the statements and the count per fingerprint equal the server's
 // general log exactly.
 func TestSysbenchKnownAnswer(t *testing.T) {
 	s := mariadbtest.Shared(t)
@@ -50,8 +52,12 @@ func TestSysbenchKnownAnswer(t *testing.T) {
 		{"prepared", []string{"--db-ps-mode=auto"}, nil},
 		{"text", []string{"--db-ps-mode=disable"}, nil},
 		{"compression asked", []string{"--db-ps-mode=auto", "--mysql-compression=on"}, nil},
+		// As replay sqlcount relays: a loop per core (the two connections
+		// on two loops), answers decoded after they are relayed.
+		{"own process", []string{"--db-ps-mode=auto"}, sqlcore.OwnProcess},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0)) // OwnProcess raises it
 			var setup []func(*Config)
 			if mode.setup != nil {
 				setup = append(setup, mode.setup)

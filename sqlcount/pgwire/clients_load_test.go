@@ -3,6 +3,7 @@ package pgwire
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	_ "github.com/lib/pq"
 
 	"github.com/replaykit/replay/internal/pgtest"
+	"github.com/replaykit/replay/sqlcount/sqlcore"
 )
 
 // TestManyConnections runs many connections at once through one proxy.
@@ -57,8 +59,10 @@ func TestManyConnections(t *testing.T) {
 
 // TestLargeTransfersSlowPeer moves tens of megabytes each way through the
 // proxy while the receiving side lags, so that the relay has to hold what
-// its peer has not taken yet, with the event-loop relay and with the
-// goroutine relay: every byte arrives and every statement is counted.
+// its peer has not taken yet, with the event-loop relay, with the goroutine
+// relay and as replay sqlcount relays (a loop per core, answers decoded
+// after they are relayed): every byte arrives and every statement is
+// counted.
 func TestLargeTransfersSlowPeer(t *testing.T) {
 	for _, mode := range []struct {
 		name  string
@@ -66,8 +70,10 @@ func TestLargeTransfersSlowPeer(t *testing.T) {
 	}{
 		{"default", func(*Config) {}},
 		{"goroutines", func(c *Config) { c.NoEventLoops = true }},
+		{"own process", sqlcore.OwnProcess}, // as replay sqlcount relays
 	} {
 		t.Run(mode.name, func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0)) // OwnProcess raises it
 			direct := pgtest.Database(t)
 			c := pgtest.Shared(t)
 			tp := startProxy(t, c.Addr(), mode.setup)

@@ -66,6 +66,17 @@ type Config struct {
 	// event loop (on Linux, where loops are the default): for tests and
 	// comparisons of the two relays.
 	NoEventLoops bool
+	// EventLoops is how many event loops relay the connections (on Linux).
+	// 0 picks one for every four Ps, at least one (none with a single P),
+	// as suits a counter that shares its process with a replayer;
+	// OwnProcess sets one per P for a process that only counts.
+	EventLoops int
+	// DecodeAfterRelay has an event loop decode what the server sends after
+	// relaying it to the client, not before: the client gets its answer a
+	// decode sooner, but may act on it before the statement is counted, so
+	// a counter whose statements are attributed to requests (OnStatement,
+	// replays) leaves it off. Totals and times are the same either way.
+	DecodeAfterRelay bool
 }
 
 // Proxy is a wire-protocol proxy that counts, times, fingerprints and
