@@ -77,7 +77,8 @@ func (p *Proxy) numLoops() int {
 
 // OwnProcess sets cfg up for a process that does nothing but relay and
 // count (replay sqlcount): an event loop per P, so that connections are
-// relayed on every core at once as a proxy's threads would be, and one P
+// relayed on every core at once as a proxy's threads would be, each loop on
+// a thread of its own (Config.LoopThreads), and one P
 // more than loops (GOMAXPROCS raised), so that the loops, which hold their
 // P while they wait in epoll_wait, never leave the process's other
 // goroutines (accepting, handshakes, timers) waiting for one; and the
@@ -91,6 +92,7 @@ func OwnProcess(cfg *Config) {
 		return
 	}
 	cfg.EventLoops = n
+	cfg.LoopThreads = true
 	cfg.DecodeAfterRelay = true
 	runtime.GOMAXPROCS(n + 1)
 }
@@ -310,6 +312,10 @@ func (l *eventLoop) add(cfd, sfd int, s *feeds) (*loopConn, error) {
 
 func (l *eventLoop) run() {
 	defer close(l.stopped)
+	if l.p.cfg.LoopThreads {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
 	lastYield := time.Now()
 	for {
 		n, err := syscall.EpollWait(l.epfd, l.events, -1)
