@@ -40,6 +40,7 @@ func (*Wire) Fingerprint(shape string) string { return fingerprintShape(shape) }
 func (w *Wire) Start(c *sqlcore.Conn) (sqlcore.Link, bool) {
 	cfg := c.Config()
 	h := &handshake{w: w, c: c, cfg: cfg}
+	defer h.release()
 	if cfg.StartupTimeout > 0 {
 		c.Client.SetDeadline(c.Accepted.Add(cfg.StartupTimeout))
 	}
@@ -64,6 +65,33 @@ type handshake struct {
 	r              *response
 	clientTLS      bool
 	serverTLS      bool
+	pcs            []*packet.Conn // every packet layer taken, to give back
+}
+
+// packetConns keeps packet layers between handshakes: each holds a 16 KiB
+// buffer, which allocated afresh for both sides of every connection made
+// the garbage collector the largest cost of a client that connects for
+// every query (BenchmarkConnectionChurn).
+var packetConns = sync.Pool{New: func() any { return packet.NewTLSConn(nil) }}
+
+// packetConn returns a packet layer over c, unbuffered: nothing past a
+// packet is read, so that the relay gets every byte after the handshake.
+// The handshake never turns compression on, so a layer given back needs
+// only its connection and sequence reset.
+func (h *handshake) packetConn(c net.Conn) *packet.Conn {
+	pc := packetConns.Get().(*packet.Conn)
+	pc.Conn, pc.Sequence = c, 0
+	h.pcs = append(h.pcs, pc)
+	return pc
+}
+
+// release gives the packet layers back once the handshake is over.
+func (h *handshake) release() {
+	for _, pc := range h.pcs {
+		pc.Conn = nil
+		packetConns.Put(pc)
+	}
+	h.pcs = nil
 }
 
 // run does the handshake; it returns the session to relay with, or false
@@ -71,7 +99,7 @@ type handshake struct {
 func (h *handshake) run() (*session, bool) {
 	c := h.c
 	h.client = c.Client
-	h.cp = packet.NewTLSConn(h.client) // unbuffered: nothing past a packet is read
+	h.cp = h.packetConn(h.client)
 	server, err := c.Dial()
 	if err != nil {
 		h.fail(2003, "sqlcount: cannot reach upstream server "+h.cfg.Upstream+": "+err.Error())
@@ -81,7 +109,7 @@ func (h *handshake) run() (*session, bool) {
 	if h.cfg.StartupTimeout > 0 {
 		server.SetDeadline(c.Accepted.Add(h.cfg.StartupTimeout))
 	}
-	h.sp = packet.NewTLSConn(server)
+	h.sp = h.packetConn(server)
 	if !h.greet() || !h.respond() {
 		return nil, false
 	}
@@ -141,7 +169,7 @@ func (h *handshake) respond() bool {
 			return false
 		}
 		seq := h.cp.Sequence
-		h.client, h.cp, h.clientTLS = tc, packet.NewTLSConn(tc), true
+		h.client, h.cp, h.clientTLS = tc, h.packetConn(tc), true
 		h.cp.Sequence = seq
 		if r, ok = h.readResponse(); !ok {
 			return false
@@ -193,7 +221,7 @@ func (h *handshake) upstreamTLS() error {
 		return fmt.Errorf("TLS handshake: %w", err)
 	}
 	seq := h.sp.Sequence
-	h.server, h.sp, h.serverTLS = tc, packet.NewTLSConn(tc), true
+	h.server, h.sp, h.serverTLS = tc, h.packetConn(tc), true
 	h.sp.Sequence = seq
 	return nil
 }
