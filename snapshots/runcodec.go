@@ -195,10 +195,6 @@ func (enc *resultEncoder) append(st *stmts, b []byte, r *Result) []byte {
 	if r.SQLCounted {
 		flags |= flagSQLCounted
 	}
-	hexTrace := isLowerHex32(r.TraceID)
-	if hexTrace {
-		flags |= flagHexTrace
-	}
 	sqlErrors := false
 	for _, c := range r.SQL {
 		sqlErrors = sqlErrors || c.Errors != 0
@@ -210,6 +206,9 @@ func (enc *resultEncoder) append(st *stmts, b []byte, r *Result) []byte {
 	if r.GRPC {
 		flags |= flagGRPC
 	}
+	// flagHexTrace is known once the trace id is packed: the flags byte is
+	// set then.
+	at := len(b)
 	b = append(b, flags)
 	b = binary.AppendVarint(b, r.Seq)
 	b = enc.appendStr(st, b, fewValues, r.Phase)
@@ -226,8 +225,9 @@ func (enc *resultEncoder) append(st *stmts, b []byte, r *Result) []byte {
 	b = binary.AppendVarint(b, int64(r.RecordedStatus))
 	b = binary.AppendVarint(b, r.Bytes)
 	b = enc.appendStr(st, b, manyValues, r.Error)
-	if hexTrace {
-		b, _ = hex.AppendDecode(b, []byte(r.TraceID)) // checked: valid hex
+	if nb, ok := appendLowerHex32(b, r.TraceID); ok {
+		b = nb
+		b[at] |= flagHexTrace
 	} else {
 		b = appendInline(b, r.TraceID)
 	}
@@ -243,18 +243,35 @@ func (enc *resultEncoder) append(st *stmts, b []byte, r *Result) []byte {
 	return appendGRPC(enc.appendUpstream(st, b, r.Upstream), r)
 }
 
-// isLowerHex32 reports whether s is 32 lower-case hex digits, a W3C trace id.
-func isLowerHex32(s string) bool {
+// appendLowerHex32 appends the 16 bytes that s spells when s is 32
+// lower-case hex digits (a W3C trace id), in one pass over s: a run's trace
+// ids were written by another goroutine, so reading them is what costs.
+func appendLowerHex32(b []byte, s string) ([]byte, bool) {
 	if len(s) != 32 {
-		return false
+		return b, false
 	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
+	n := len(b)
+	for i := 0; i < 32; i += 2 {
+		hi, lo := lowerHex[s[i]], lowerHex[s[i+1]]
+		if hi|lo > 0xf {
+			return b[:n], false
 		}
+		b = append(b, hi<<4|lo)
 	}
-	return true
+	return b, true
 }
+
+// lowerHex is the value of each lower-case hex digit, 0xff for any other
+// byte.
+var lowerHex = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for i, c := range "0123456789abcdef" {
+		t[c] = byte(i)
+	}
+	return t
+}()
 
 // errShortRecord reports a record that ends too soon or holds a bad value.
 var errShortRecord = errors.New("truncated or malformed record")
