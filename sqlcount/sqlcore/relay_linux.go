@@ -87,15 +87,21 @@ func (p *Proxy) numLoops() int {
 // P it changes nothing; off Linux, where connections are relayed by
 // goroutines, neither.
 func OwnProcess(cfg *Config) {
-	n := runtime.GOMAXPROCS(0)
+	n := ownProcs()
 	if n < 2 || cfg.NoEventLoops {
 		return
 	}
 	cfg.EventLoops = n
 	cfg.LoopThreads = true
 	cfg.DecodeAfterRelay = true
-	runtime.GOMAXPROCS(n + 1)
+	if runtime.GOMAXPROCS(0) < n+1 {
+		runtime.GOMAXPROCS(n + 1)
+	}
 }
+
+// ownProcs is GOMAXPROCS before OwnProcess first raised it: a process that
+// starts several counters (tests) raises it once.
+var ownProcs = sync.OnceValue(func() int { return runtime.GOMAXPROCS(0) })
 
 // get returns the loop for a new connection, or nil when connections are to
 // be relayed by goroutines.
