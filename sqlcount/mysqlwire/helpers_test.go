@@ -89,6 +89,18 @@ func (tp *testProxy) statements() []*snapshots.Statement {
 	return append([]*snapshots.Statement(nil), tp.stmts...)
 }
 
+// statementsOnce returns the statements seen once there are at least n,
+// waiting up to 5 s: a proxy that decodes the server's answers after
+// relaying them (Config.DecodeAfterRelay, as replay sqlcount does) may
+// count the last statement just after its client has the answer.
+func (tp *testProxy) statementsOnce(n int) []*snapshots.Statement {
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if s := tp.statements(); len(s) >= n || time.Now().After(deadline) {
+			return s
+		}
+	}
+}
+
 // reset forgets the statements seen so far (Stats are not reset).
 func (tp *testProxy) reset() {
 	tp.mu.Lock()
