@@ -236,3 +236,22 @@ func TestLoopOpenCanceled(t *testing.T) {
 		}
 	}
 }
+
+// Requests refused for a redacted credential are counted on either path,
+// however the request was sent (by the scheduler on an idle connection, by
+// a new worker, by the loop).
+func TestLoopOpenRedactedRefused(t *testing.T) {
+	_, rs, srv := authService(t)
+	for _, noLoop := range []bool{false, true} {
+		r := newReplayer(t, Config{Target: srv.URL, Exchanges: transactions(2)})
+		r.noLoop = noLoop
+		rs.Unauthorized.Store(0)
+		var s statusSink
+		if _, err := r.Run(context.Background(), LoadPlan{Rate: Rate{Count: 100, Per: time.Second}, Iterations: 3}, &s); err != nil {
+			t.Fatal(err)
+		}
+		if st := r.State(); st == nil || st.RedactedRefused != 12 || rs.Unauthorized.Load() != 12 {
+			t.Errorf("noLoop %v: state %+v, service 401 ×%d; want 12 requests refused with a redacted credential", noLoop, st, rs.Unauthorized.Load())
+		}
+	}
+}
