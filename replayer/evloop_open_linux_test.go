@@ -135,6 +135,18 @@ func TestLoopOpenAsRecorded(t *testing.T) {
 	}
 }
 
+// The as-recorded model bounded by a duration: passes of the recording
+// (100ms each, 25ms at speed 4) repeat until it ends.
+func TestLoopOpenAsRecordedDuration(t *testing.T) {
+	cfg := Config{Target: helloServer(t), Exchanges: exchanges(10)}
+	loop, gor := sameOpenOutcomes(t, cfg, LoadPlan{Speed: 4, Duration: 60 * time.Millisecond}, allContain(`status=200`))
+	for _, run := range []openPathRun{loop, gor} {
+		if len(run.res) != 24 {
+			t.Errorf("%d requests, want 24 (every 2.5ms for 60ms)", len(run.res))
+		}
+	}
+}
+
 // A slow target and a small MaxInFlight: requests are held until a
 // connection is free, sent late, their latency counted from the intended
 // start.
