@@ -91,7 +91,9 @@
 // loop too (evloop_open_linux.go): it schedules every arrival as dispatch
 // does (open.go), waits in epoll_pwait2 (a timeout in nanoseconds, with the
 // thread's timer slack cut to 1ns) until the next intended start, never
-// before it, and writes the request on an idle connection, on a new one
+// before it (or until the last of those due within 50µs of it, to send them
+// at one wake-up: waking is most of what a request costs the loop), and
+// writes the request on an idle connection, on a new one
 // while there are fewer than MaxInFlight, or else holds it until one is
 // free; held, late and stalled requests ("not sent: target stalled") are
 // counted as on the goroutine path (open.go, openworker.go), which runs them

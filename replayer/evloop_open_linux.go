@@ -130,9 +130,9 @@ func (l *evLoop) wakeAt() time.Time {
 		at = l.head.deadline
 	}
 	if o := l.open; o.has && !o.finished {
-		t := o.job.intended
-		if o.holding {
-			t = o.stallAt
+		t := o.stallAt
+		if !o.holding {
+			t = o.wakeFor(l.r)
 		}
 		if at.IsZero() || t.Before(at) {
 			at = t
@@ -140,6 +140,38 @@ func (l *evLoop) wakeAt() time.Time {
 	}
 	return at
 }
+
+// openBatch is how late a request may leave so that the loop wakes once for
+// it and the next: at 20,000 requests per second the loop would otherwise
+// wake every 50µs for one request, and waking (a context switch) is most of
+// what a request costs it. The lateness is latency counted from the
+// intended start, within the open model's goal (0.1ms added at the median).
+const openBatch = 50 * time.Microsecond
+
+// wakeFor is when the loop wakes for the next request: at the intended
+// start of the last of the requests due within openBatch of its own (at
+// most openBatchMax of them, fewer near a limit of iterations). The later
+// ones' starts are only peeked at (a shard's next arrival may be another
+// one): a request never leaves before its own intended start.
+func (o *openSched) wakeFor(r *Replayer) time.Time {
+	t := o.job.intended
+	left := int64(openBatchMax)
+	if o.limit >= 0 {
+		left = min(left, o.limit-r.cursor.Load())
+	}
+	for n := o.n; n < o.n+left; n++ {
+		off := o.sch.offset(n, o.g0+n)
+		next := o.started.Add(off)
+		if (o.d > 0 && off >= o.d) || next.Sub(o.job.intended) > openBatch {
+			break
+		}
+		t = next
+	}
+	return t
+}
+
+// openBatchMax bounds the requests the loop wakes for at once.
+const openBatchMax = 8
 
 // schedule starts every request whose intended start has come, while a
 // worker can take it, as dispatch does.
