@@ -107,6 +107,20 @@ func TestLoopOpenRate(t *testing.T) {
 	}
 }
 
+// At 20,000/s the loop sends the requests due within 50µs at one wake-up:
+// each still no sooner than its intended start (runOpenBoth checks), and
+// every one of them sent.
+func TestLoopOpenHighRate(t *testing.T) {
+	cfg := Config{Target: helloServer(t), Exchanges: exchanges(3)}
+	plan := LoadPlan{Rate: Rate{Count: 20000, Per: time.Second}, Duration: 250 * time.Millisecond}
+	loop, gor := sameOpenOutcomes(t, cfg, plan, allContain(`status=200 rec=200 bytes=13 err=""`))
+	for _, run := range []openPathRun{loop, gor} {
+		if n := len(run.res); n < 4999 || n > 5001 {
+			t.Errorf("%d requests, want 5000 ±1", n)
+		}
+	}
+}
+
 // Iterations bound the plan: each request once per iteration.
 func TestLoopOpenIterations(t *testing.T) {
 	cfg := Config{Target: helloServer(t), Exchanges: exchanges(7)}
@@ -264,6 +278,35 @@ func TestLoopOpenRedactedRefused(t *testing.T) {
 		}
 		if st := r.State(); st == nil || st.RedactedRefused != 12 || rs.Unauthorized.Load() != 12 {
 			t.Errorf("noLoop %v: state %+v, service 401 ×%d; want 12 requests refused with a redacted credential", noLoop, st, rs.Unauthorized.Load())
+		}
+	}
+}
+
+// The loop wakes for the requests due within 50µs of the next one (at most
+// 8), not past the run's duration or its limit of iterations.
+func TestLoopOpenWakeFor(t *testing.T) {
+	r := newReplayer(t, Config{Target: "http://127.0.0.1:1", Exchanges: exchanges(3)})
+	t0 := time.Now()
+	for _, c := range []struct {
+		rate  int
+		d     time.Duration
+		limit int64
+		want  time.Duration
+	}{
+		{20000, time.Second, -1, 50 * time.Microsecond},
+		{100000, time.Second, -1, 50 * time.Microsecond},
+		{1000000, time.Second, -1, 8 * time.Microsecond}, // 8 more at most
+		{2000, time.Second, -1, 0},
+		{20000, 50 * time.Microsecond, -1, 0}, // the next is past the duration
+		{20000, 0, 1, 0},                      // the limit is reached
+		{20000, 0, 2, 50 * time.Microsecond},
+	} {
+		sch := r.schedule(LoadPlan{Rate: Rate{Count: c.rate, Per: time.Second}})
+		o := &openSched{sch: sch, d: c.d, limit: c.limit, started: t0, n: 1, has: true}
+		o.job.intended = t0
+		r.cursor.Store(1)
+		if got := o.wakeFor(r).Sub(t0); got != c.want {
+			t.Errorf("rate %d, duration %s, limit %d: wakes at +%s, want +%s", c.rate, c.d, c.limit, got, c.want)
 		}
 	}
 }
