@@ -18,7 +18,8 @@ import (
 	"github.com/replaykit/replay/snapshots"
 )
 
-// An event loop of the closed model (evloop_closed_linux.go): it owns the
+// An event loop of the closed model (evloop_closed_linux.go; the open and
+// as-recorded models run on one too, evloop_open_linux.go): it owns the
 // connections of some virtual users as raw non-blocking sockets in its own
 // epoll set, writes a user's next request as soon as its previous answer is
 // complete, and keeps the requests' deadlines itself (epoll_wait waits at
@@ -226,7 +227,8 @@ func (l *evLoop) event(ev syscall.EpollEvent) {
 	}
 }
 
-// next starts v's next request, or ends v.
+// next starts v's next request, or ends v; in the open model, where the
+// scheduler starts requests, it makes v idle.
 func (l *evLoop) next(v *lvu, now time.Time) {
 	if l.open != nil {
 		l.free(v)

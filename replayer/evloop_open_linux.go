@@ -102,7 +102,9 @@ func (l *evLoop) runOpen() {
 		if l.open.finished && l.live == 0 {
 			break
 		}
-		n, err := epollPwait2(l.epfd, l.events, l.wakeAt(), now)
+		// The time again: schedule may have taken a while, and a timeout
+		// from its start would wake the loop that much late.
+		n, err := epollPwait2(l.epfd, l.events, l.wakeAt(), time.Now())
 		now = time.Now()
 		if err != nil && err != syscall.EINTR {
 			// Not expected with valid arguments: do not spin.
@@ -122,8 +124,9 @@ func (l *evLoop) runOpen() {
 }
 
 // wakeAt is when the loop must wake up: the nearest of the deadlines in
-// flight, the next request's intended start, and, while it is held, the
-// moment it stalls. Zero: none (an event will come).
+// flight, the next request's intended start (or the last of those due with
+// it, wakeFor), and, while it is held, the moment it stalls. Zero: none (an
+// event will come).
 func (l *evLoop) wakeAt() time.Time {
 	var at time.Time
 	if l.head != nil {
