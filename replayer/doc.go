@@ -85,9 +85,22 @@
 // counter (Config.SQL, Config.Upstream), requests recorded over HTTP/2
 // (gRPC among them: any in Config.Exchanges, the first of an endpoint in a
 // Source), any other OS,
-// and REPLAY_EVLOOP=off; the open and as-recorded models always run on it.
-// Where they differ: a loop's deadline is the request's timeout rounded up
-// to the millisecond (the goroutine path's may be up to 0.1% later), and
+// and REPLAY_EVLOOP=off.
+//
+// Under the same conditions the open and as-recorded models run on one event
+// loop too (evloop_open_linux.go): it schedules every arrival as dispatch
+// does (open.go), waits in epoll_pwait2 (a timeout in nanoseconds, with the
+// thread's timer slack cut to 1ns) until the next intended start, never
+// before it (or until the last of those due within 50µs of it, to send them
+// at one wake-up: waking is most of what a request costs the loop), and
+// writes the request on an idle connection, on a new one
+// while there are fewer than MaxInFlight, or else holds it until one is
+// free; held, late and stalled requests ("not sent: target stalled") are
+// counted as on the goroutine path (open.go, openworker.go), which runs them
+// otherwise, and also on a kernel without epoll_pwait2 (before Linux 5.11).
+// Where they differ: a closed-model loop's deadline is the request's timeout
+// rounded up to the millisecond (the open loop's is not rounded; the
+// goroutine path's may be up to 0.1% later), and
 // bytes arriving after a complete answer close the connection instead of
 // being read as the next answer.
 //

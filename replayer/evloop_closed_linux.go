@@ -59,7 +59,8 @@ func (r *Replayer) runClosedLoop(ctx context.Context, p LoadPlan, sink ResultSin
 	return c.stats(p, "closed"), true
 }
 
-// loopable reports whether the closed model can run p on event loops: a
+// loopable reports whether a model can run p on event loops (the closed
+// one here, the open and as-recorded ones in evloop_open_linux.go): a
 // plain-http target on the fast path (not NetHTTP), no stages (ramp), no
 // request rewriting (Config.State), no SQL or upstream counter (they wait
 // for a request's statements and calls), recorded HTTP/1.1 requests, and

@@ -18,7 +18,8 @@ import (
 	"github.com/replaykit/replay/snapshots"
 )
 
-// An event loop of the closed model (evloop_closed_linux.go): it owns the
+// An event loop of the closed model (evloop_closed_linux.go; the open and
+// as-recorded models run on one too, evloop_open_linux.go): it owns the
 // connections of some virtual users as raw non-blocking sockets in its own
 // epoll set, writes a user's next request as soon as its previous answer is
 // complete, and keeps the requests' deadlines itself (epoll_wait waits at
@@ -93,6 +94,10 @@ type evLoop struct {
 	events []syscall.EpollEvent
 	head   *lvu // the deadline queue, nearest first
 	tail   *lvu
+
+	// open is the schedule of the open and as-recorded models
+	// (evloop_open_linux.go); nil in the closed model.
+	open *openSched
 
 	mu       sync.Mutex
 	back     []*lvu // handed back by goroutines
@@ -222,8 +227,13 @@ func (l *evLoop) event(ev syscall.EpollEvent) {
 	}
 }
 
-// next starts v's next request, or ends v.
+// next starts v's next request, or ends v; in the open model, where the
+// scheduler starts requests, it makes v idle.
 func (l *evLoop) next(v *lvu, now time.Time) {
+	if l.open != nil {
+		l.free(v)
+		return
+	}
 	r := l.r
 	for {
 		v.state = vuIdle
@@ -250,15 +260,20 @@ func (l *evLoop) next(v *lvu, now time.Time) {
 			l.away(v, g, t, res)
 			return
 		}
-		v.t, v.res = t, res
-		v.out = r.begin(t, res, false)
-		v.tap = r.tapInto(&v.tapBuf, t, l.p.Phase)
-		res.Sent = now
-		v.deadline = now.Add(r.timeout)
-		v.attempt = 0
-		l.send(v, now)
+		l.start(v, t, res, now)
 		return
 	}
+}
+
+// start sends v's request t, its result res, at now.
+func (l *evLoop) start(v *lvu, t *template, res *snapshots.Result, now time.Time) {
+	v.t, v.res = t, res
+	v.out = l.r.begin(t, res, false)
+	v.tap = l.r.tapInto(&v.tapBuf, t, l.p.Phase)
+	res.Sent = now
+	v.deadline = now.Add(l.r.timeout)
+	v.attempt = 0
+	l.send(v, now)
 }
 
 // send writes v's request on its connection, dialing one first when it has

@@ -57,16 +57,29 @@ type openRun struct {
 // their intended start. Requests still unsent when the run's end plus the
 // timeout has passed are recorded as failed with "not sent: target stalled".
 func (r *Replayer) runOpen(ctx context.Context, p LoadPlan, sink ResultSink) Stats {
+	if st, ok := r.runOpenLoop(ctx, p, sink); ok {
+		return st
+	}
 	d, it := p.bounds()
 	limit, total := r.limit(it)
 	sch := r.schedule(p)
 	o := &openRun{r: r, ctx: ctx, p: p, sink: sink, c: &counters{started: r.loadStart()}}
 	o.idle.freed = make(chan struct{}, 1)
 	rep := startReporter(p, o.c, d, total)
+	o.stall = time.NewTimer(time.Until(o.c.started.Add(r.openEnd(sch, d, limit, total) + r.timeout)))
+	defer o.stall.Stop()
 
-	// The run ends at its duration, or at the last intended start when it
-	// is bounded by iterations; requests wait for a worker until then plus
-	// the timeout.
+	o.dispatch(sch, d, limit)
+	o.stopWorkers()
+	rep.end()
+	return o.c.stats(p, p.Model())
+}
+
+// openEnd is when a call of the open or as-recorded model ends, from its
+// start: at its duration d, or at the last intended start when it is bounded
+// by iterations (limit ≥ 0, total requests). Requests wait for a worker
+// until then plus the timeout.
+func (r *Replayer) openEnd(sch schedule, d time.Duration, limit, total int64) time.Duration {
 	end := d
 	if limit >= 0 {
 		g0 := r.cursor.Load()
@@ -75,13 +88,7 @@ func (r *Replayer) runOpen(ctx context.Context, p LoadPlan, sink ResultSink) Sta
 			end = last
 		}
 	}
-	o.stall = time.NewTimer(time.Until(o.c.started.Add(end + r.timeout)))
-	defer o.stall.Stop()
-
-	o.dispatch(sch, d, limit)
-	o.stopWorkers()
-	rep.end()
-	return o.c.stats(p, p.Model())
+	return end
 }
 
 // dispatch is the scheduler: it waits until each request's intended start

@@ -204,6 +204,7 @@ func (w *openWorker) serve(j job, res *snapshots.Result, out outgoing, deadline 
 		res.Done = time.Now()
 		canceled = o.r.end(o.ctx, out, err)
 		o.r.captured(j.t, res, tap, canceled)
+		o.r.refused(j.t, res)
 	}
 	o.c.leave()
 	if !canceled {
