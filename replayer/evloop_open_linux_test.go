@@ -252,9 +252,11 @@ func TestLoopOpenCanceled(t *testing.T) {
 		if err == nil || time.Since(start) > 5*time.Second {
 			t.Fatalf("noLoop %v: err %v after %s", noLoop, err, time.Since(start))
 		}
-		// The goroutine path now and then records one request cut short as
-		// a timeout (a race of its own): the loop is held to none.
-		if n := len(s.all()); (n != 0 && !noLoop) || n > 1 || st.MaxInFlight < 10 {
+		// A dial bounded by ctx's deadline can fail with "i/o timeout" a
+		// moment before ctx is marked done: that request was cut by the
+		// run's end too, not timed out (it was recorded as a timeout in 3 of
+		// 30 runs of the goroutine path before ended()).
+		if n := len(s.all()); n != 0 || st.MaxInFlight < 10 {
 			t.Errorf("noLoop %v: %d results of canceled requests, stats %+v", noLoop, n, st)
 			for _, res := range s.all() {
 				t.Log(outcome(res))

@@ -288,7 +288,7 @@ func (r *Replayer) end(ctx context.Context, out outgoing, err error) (canceled b
 		}
 	}
 	if err != nil {
-		if ctx.Err() != nil {
+		if ended(ctx) {
 			return true
 		}
 		res.Status = 0
@@ -386,3 +386,15 @@ func sortedKeys(m map[string]bool) []string {
 // counting reports whether requests are counted: a SQL or upstream
 // counter is told of them.
 func (r *Replayer) counting() bool { return r.cfg.SQL != nil || r.cfg.Upstream != nil }
+
+// ended reports whether ctx is canceled or past its deadline. The second is
+// not the same: a dial or a read bounded by ctx's deadline can fail with
+// "i/o timeout" a moment before ctx's own timer marks it done, and such a
+// request was cut by the end of the run, not timed out by the target.
+func ended(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}
