@@ -172,21 +172,29 @@ func (l *evLoop) run() {
 	lastYield := now
 	for l.live > 0 {
 		n, err := l.wait(now)
-		now = time.Now()
-		if err != nil && err != syscall.EINTR {
-			// Not expected with valid arguments: do not spin.
-			time.Sleep(time.Millisecond)
-		}
-		if now.Sub(lastYield) >= loopYieldEvery {
-			runtime.Gosched()
-			lastYield = now
-		}
-		for _, ev := range l.events[:max(n, 0)] {
-			l.event(ev)
-		}
-		l.expire(now)
+		now = l.woke(n, err, &lastYield)
 	}
 	l.finish()
+}
+
+// woke handles what a wait returned, n events or err, and the requests
+// past their deadline, yielding to the scheduler every loopYieldEvery
+// (lastYield); it returns the time the wait ended.
+func (l *evLoop) woke(n int, err error, lastYield *time.Time) time.Time {
+	now := time.Now()
+	if err != nil && err != syscall.EINTR {
+		// Not expected with valid arguments: do not spin.
+		time.Sleep(time.Millisecond)
+	}
+	if now.Sub(*lastYield) >= loopYieldEvery {
+		runtime.Gosched()
+		*lastYield = now
+	}
+	for _, ev := range l.events[:max(n, 0)] {
+		l.event(ev)
+	}
+	l.expire(now)
+	return now
 }
 
 // wait waits for events, until the nearest deadline.

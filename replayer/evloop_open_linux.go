@@ -105,19 +105,7 @@ func (l *evLoop) runOpen() {
 		// The time again: schedule may have taken a while, and a timeout
 		// from its start would wake the loop that much late.
 		n, err := epollPwait2(l.epfd, l.events, l.wakeAt(), time.Now())
-		now = time.Now()
-		if err != nil && err != syscall.EINTR {
-			// Not expected with valid arguments: do not spin.
-			time.Sleep(time.Millisecond)
-		}
-		if now.Sub(lastYield) >= loopYieldEvery {
-			runtime.Gosched()
-			lastYield = now
-		}
-		for _, ev := range l.events[:max(n, 0)] {
-			l.event(ev)
-		}
-		l.expire(now)
+		l.woke(n, err, &lastYield)
 		now = time.Now()
 	}
 	l.finish()

@@ -3,7 +3,6 @@ package mysqlwire
 import (
 	"context"
 	"database/sql"
-	"net"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -13,7 +12,6 @@ import (
 	_ "github.com/go-sql-driver/mysql"
 
 	"github.com/replaykit/replay/internal/mariadbtest"
-	"github.com/replaykit/replay/sqlcount/sqlcore"
 )
 
 // BenchmarkConnectionChurn measures connection setup: 4 clients each
@@ -36,23 +34,10 @@ func BenchmarkConnectionChurn(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := Config{Upstream: s.Addr()}
-	sqlcore.OwnProcess(&cfg)
-	p, err := sqlcore.New(cfg, New())
-	if err != nil {
-		b.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Serve(ctx, l) }()
-	defer func() { cancel(); <-done }()
+	_, counter := startBenchCounter(b, s.Addr(), nil)
 	haproxy, _ := startHAProxy(b, s.Addr())
 
-	targets := []struct{ name, addr string }{{"direct", s.Addr()}, {"sqlcount", l.Addr().String()}, {"haproxy", haproxy}}
+	targets := []struct{ name, addr string }{{"direct", s.Addr()}, {"sqlcount", counter}, {"haproxy", haproxy}}
 	qps := map[string][]float64{}
 	var ratios []float64
 	b.ResetTimer()

@@ -63,21 +63,7 @@ func BenchmarkSysbenchReadOnly(b *testing.B) {
 	bench(s.Addr(), "prepare")
 
 	var seen atomic.Int64
-	// As replay sqlcount runs it: an event loop per core.
-	cfg := Config{Upstream: s.Addr(), OnStatement: func(*snapshots.Statement) { seen.Add(1) }}
-	sqlcore.OwnProcess(&cfg)
-	p, err := sqlcore.New(cfg, New())
-	if err != nil {
-		b.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Serve(ctx, l) }()
-	defer func() { cancel(); <-done }()
+	p, counter := startBenchCounter(b, s.Addr(), func(*snapshots.Statement) { seen.Add(1) })
 	haproxy, haproxyPID := startHAProxy(b, s.Addr())
 
 	type target struct {
@@ -87,7 +73,7 @@ func BenchmarkSysbenchReadOnly(b *testing.B) {
 	}
 	targets := []target{
 		{"direct", s.Addr(), func() time.Duration { return 0 }},
-		{"sqlcount", l.Addr().String(), cputime.Self},
+		{"sqlcount", counter, cputime.Self},
 		{"haproxy", haproxy, func() time.Duration { return processCPU(b, haproxyPID) }},
 	}
 	tps := map[string][]float64{}
@@ -130,6 +116,28 @@ func BenchmarkSysbenchReadOnly(b *testing.B) {
 	if p.Stats().Statements == 0 || seen.Load() != p.Stats().Statements {
 		b.Errorf("sqlcount counted %d statements, reported %d", p.Stats().Statements, seen.Load())
 	}
+}
+
+// startBenchCounter serves the counter in front of upstream as replay
+// sqlcount runs it (an event loop per core), each statement reported to
+// onStatement, until the benchmark ends; it returns the proxy and its
+// address.
+func startBenchCounter(b *testing.B, upstream string, onStatement func(*snapshots.Statement)) (*sqlcore.Proxy, string) {
+	cfg := Config{Upstream: upstream, OnStatement: onStatement}
+	sqlcore.OwnProcess(&cfg)
+	p, err := sqlcore.New(cfg, New())
+	if err != nil {
+		b.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Serve(ctx, l) }()
+	b.Cleanup(func() { cancel(); <-done })
+	return p, l.Addr().String()
 }
 
 // startHAProxy runs Debian's haproxy in TCP mode in front of upstream, with
