@@ -1,3 +1,5 @@
+//go:build !race
+
 package rawsock
 
 import (
@@ -9,7 +11,9 @@ import (
 // scheduler it enters a system call: such a read never blocks, and the
 // bookkeeping around a blocking call (entersyscall, exitsyscall) would cost
 // an event loop as much as a small read itself. Only for descriptors Dup
-// made non-blocking.
+// made non-blocking. Under the race detector (io_race_linux.go) it is
+// syscall.Read, whose annotations tell the detector that what one goroutine
+// wrote to a socket happened before another read it.
 func Read(fd int, b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
