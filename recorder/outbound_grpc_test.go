@@ -76,7 +76,7 @@ func TestOutboundGRPC(t *testing.T) {
 			for _, c := range grpctest.Cases {
 				c.Run(ctx, cc)
 			}
-			calls := srv.Calls()
+			calls := srv.SettledCalls()
 			var got []*snapshots.Exchange
 			deadline := time.Now().Add(30 * time.Second)
 			for len(got) < len(calls)+1 && time.Now().Before(deadline) {

@@ -43,7 +43,7 @@ func TestImportPcapGRPC(t *testing.T) {
 	for _, c := range grpctest.Cases {
 		c.Run(ctx, cc)
 	}
-	calls := srv.Calls()
+	calls := srv.SettledCalls()
 	var data []byte
 	deadline := time.Now().Add(60 * time.Second)
 	for {

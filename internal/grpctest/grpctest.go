@@ -103,6 +103,23 @@ func (s *Server) Calls() []Call {
 	return append([]Call(nil), s.calls...)
 }
 
+// SettledCalls returns the calls finished once none has finished for 100ms
+// (at most 5s): a call ends in the server just after its client has its
+// status, so right after the client's last call the last one may be
+// missing.
+func (s *Server) SettledCalls() []Call {
+	c := s.Calls()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		now := s.Calls()
+		if len(now) == len(c) {
+			return now
+		}
+		c = now
+	}
+	return c
+}
+
 func (s *Server) add(c Call) {
 	s.mu.Lock()
 	s.calls = append(s.calls, c)
