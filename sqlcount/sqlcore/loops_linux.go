@@ -41,15 +41,14 @@ func (p *Proxy) numLoops() int {
 
 // OwnProcess sets cfg up for a process that does nothing but relay and
 // count (replay sqlcount): an event loop per P, so that connections are
-// relayed on every core at once as a proxy's threads would be, each loop on
-// a thread of its own (Config.LoopThreads), and one P
-// more than loops (GOMAXPROCS raised), so that the loops, which hold their
-// P while they wait in epoll_wait, never leave the process's other
-// goroutines (accepting, handshakes, timers) waiting for one; and the
-// server's answers decoded after they are relayed (Config.DecodeAfterRelay),
-// as no request is waiting for its statements. With a single
-// P it changes nothing; off Linux, where connections are relayed by
-// goroutines, neither.
+// relayed on every core at once as a proxy's threads would be; each loop on
+// a thread of its own (Config.LoopThreads); one P more than loops
+// (GOMAXPROCS raised), so that the loops, which hold their P while they
+// wait in epoll_wait, never leave the process's other goroutines
+// (accepting, handshakes, timers) waiting for one; and the server's answers
+// decoded after they are relayed (Config.DecodeAfterRelay), as no request
+// waits for its statements. With a single P it changes nothing; off Linux,
+// where connections are relayed by goroutines, neither.
 func OwnProcess(cfg *Config) {
 	n := ownProcs()
 	if n < 2 || cfg.NoEventLoops {
