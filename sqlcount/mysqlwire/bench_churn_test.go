@@ -3,7 +3,6 @@ package mysqlwire
 import (
 	"context"
 	"database/sql"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -43,18 +42,14 @@ func BenchmarkConnectionChurn(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		for r := range rounds {
-			order := slices.Clone(targets)
-			if r%2 == 1 {
-				slices.Reverse(order)
-			}
-			for _, tg := range order {
+			for _, tg := range inTurn(r, targets) {
 				qps[tg.name] = append(qps[tg.name], churn(b, mariadbtest.User+":"+mariadbtest.Password+"@tcp("+tg.addr+")/"+db, time.Duration(seconds)*time.Second))
 			}
 			ratios = append(ratios, qps["sqlcount"][r]/qps["haproxy"][r])
 		}
 	}
 	b.StopTimer()
-	med := func(v []float64) float64 { v = slices.Clone(v); slices.Sort(v); return v[len(v)/2] }
+	med := median
 	b.ReportMetric(med(qps["direct"]), "direct-qps")
 	b.ReportMetric(med(qps["sqlcount"]), "sqlcount-qps")
 	b.ReportMetric(med(qps["haproxy"]), "haproxy-qps")

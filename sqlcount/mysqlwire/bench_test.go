@@ -82,13 +82,7 @@ func BenchmarkSysbenchReadOnly(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		for r := range rounds {
-			// Alternate the order, so that neither proxy always follows the
-			// other.
-			order := slices.Clone(targets)
-			if r%2 == 1 {
-				slices.Reverse(order)
-			}
-			for _, tg := range order {
+			for _, tg := range inTurn(r, targets) {
 				cpu0 := tg.cpu()
 				out := bench(tg.addr, "run", "--threads="+itoa(threads), "--time="+itoa(seconds), "--db-ps-mode="+psMode)
 				cpu := tg.cpu() - cpu0
@@ -102,7 +96,7 @@ func BenchmarkSysbenchReadOnly(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	med := func(v []float64) float64 { v = slices.Clone(v); slices.Sort(v); return v[len(v)/2] }
+	med := median
 	b.ReportMetric(med(tps["direct"]), "direct-tps")
 	b.ReportMetric(med(tps["sqlcount"]), "sqlcount-tps")
 	b.ReportMetric(med(tps["haproxy"]), "haproxy-tps")
@@ -116,6 +110,23 @@ func BenchmarkSysbenchReadOnly(b *testing.B) {
 	if p.Stats().Statements == 0 || seen.Load() != p.Stats().Statements {
 		b.Errorf("sqlcount counted %d statements, reported %d", p.Stats().Statements, seen.Load())
 	}
+}
+
+// inTurn is the order of targets in round r: reversed every other round, so
+// that neither proxy always follows the other.
+func inTurn[T any](r int, targets []T) []T {
+	order := slices.Clone(targets)
+	if r%2 == 1 {
+		slices.Reverse(order)
+	}
+	return order
+}
+
+// median is the middle of v (the upper one of an even count).
+func median(v []float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return v[len(v)/2]
 }
 
 // startBenchCounter serves the counter in front of upstream as replay
