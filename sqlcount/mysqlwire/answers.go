@@ -115,12 +115,12 @@ func okInfo(body []byte) (rows uint64, status uint16) {
 		return 0, 0
 	}
 	b := body[1:]
-	rows, _, k := mysql.LengthEncodedInt(b)
+	rows, k := lencInt(b)
 	if k == 0 || k > len(b) {
 		return 0, 0
 	}
 	b = b[k:]
-	_, _, k = mysql.LengthEncodedInt(b)
+	_, k = lencInt(b)
 	if k == 0 || k+2 > len(b) {
 		return rows, 0
 	}

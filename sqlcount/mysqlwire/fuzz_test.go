@@ -195,6 +195,10 @@ func FuzzServerStream(f *testing.F) {
 func FuzzHandshake(f *testing.F) {
 	f.Add(mariadbGreeting, []byte(nil))
 	f.Add([]byte{10, 'x', 0}, append(make([]byte, 32), "root\x00"...))
+	// Cut length-encoded integers (go-mysql's reader indexed past them): the
+	// auth data's length, and the connection attributes' total.
+	f.Add([]byte(nil), append([]byte{0x00, 0x02, 0x20, 0x00}, append(make([]byte, 28), "\x00\xfc"...)...))
+	f.Add([]byte(nil), append([]byte{0x00, 0x02, 0x10, 0x00}, append(make([]byte, 28), "u\x00\x00\xfe\x01"...)...))
 	f.Fuzz(func(t *testing.T, greet, resp []byte) {
 		if g, err := parseGreeting(greet); err == nil {
 			out := g.offer(len(resp)%2 == 0)
@@ -242,4 +246,28 @@ func FuzzFingerprint(f *testing.F) {
 		}
 		_ = Fingerprint(fp)
 	})
+}
+
+// TestLencInt reads length-encoded integers of every width, whole and cut.
+func TestLencInt(t *testing.T) {
+	for _, c := range []struct {
+		in []byte
+		v  uint64
+		n  int
+	}{
+		{nil, 0, 0}, {[]byte{7}, 7, 1}, {[]byte{0xfb}, 0, 1},
+		{[]byte{0xfc, 1, 2}, 0x0201, 3}, {[]byte{0xfc, 1}, 0, 0},
+		{[]byte{0xfd, 1, 2, 3}, 0x030201, 4}, {[]byte{0xfd, 1, 2}, 0, 0},
+		{[]byte{0xfe, 1, 2, 3, 4, 5, 6, 7, 8}, 0x0807060504030201, 9}, {[]byte{0xfe, 1}, 0, 0},
+	} {
+		if v, n := lencInt(c.in); v != c.v || n != c.n {
+			t.Errorf("lencInt(%x) = %#x, %d; want %#x, %d", c.in, v, n, c.v, c.n)
+		}
+	}
+	if s, n := lencString([]byte{3, 'a', 'b'}); s != nil || n != 0 {
+		t.Errorf("cut string read as %q, %d", s, n)
+	}
+	if s, n := lencString([]byte{2, 'a', 'b', 'c'}); string(s) != "ab" || n != 3 {
+		t.Errorf("lencString = %q, %d", s, n)
+	}
 }

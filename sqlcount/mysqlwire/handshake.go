@@ -161,7 +161,7 @@ func (r *response) parseRest(b []byte) {
 	b = b[i+1:] // user
 	switch {
 	case r.caps&mysql.CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA != 0:
-		n, _, k := mysql.LengthEncodedInt(b)
+		n, k := lencInt(b)
 		if k == 0 || uint64(len(b)-k) < n {
 			return
 		}
@@ -194,19 +194,19 @@ func (r *response) parseRest(b []byte) {
 
 // connectAttr returns the value of one connection attribute.
 func connectAttr(b []byte, name string) string {
-	total, _, k := mysql.LengthEncodedInt(b)
+	total, k := lencInt(b)
 	if k == 0 || uint64(len(b)-k) < total {
 		return ""
 	}
 	b = b[k : k+int(total)]
 	for len(b) > 0 {
-		key, _, n, err := mysql.LengthEncodedString(b)
-		if err != nil {
+		key, n := lencString(b)
+		if n == 0 {
 			return ""
 		}
 		b = b[n:]
-		val, _, n, err := mysql.LengthEncodedString(b)
-		if err != nil {
+		val, n := lencString(b)
+		if n == 0 {
 			return ""
 		}
 		b = b[n:]

@@ -183,7 +183,7 @@ func (v *serverSide) result(f *pend, first byte, body []byte, n int) error {
 		v.state = rsRows
 		return v.row(f, first, body, n)
 	default:
-		cols, _, k := mysql.LengthEncodedInt(body)
+		cols, k := lencInt(body)
 		if k == 0 || cols == 0 {
 			return malformed("result set: bad column count")
 		}

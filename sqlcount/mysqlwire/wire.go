@@ -275,3 +275,40 @@ func withHeader(payload []byte) []byte {
 	copy(b[4:], payload)
 	return b
 }
+
+// lencInt reads a length-encoded integer, as mysql.LengthEncodedInt does but
+// bounds-checked: n is 0 when b is too short to hold it (that function
+// indexes past a cut one). A NULL (0xfb) reads as 0 in one byte.
+func lencInt(b []byte) (v uint64, n int) {
+	if len(b) == 0 {
+		return 0, 0
+	}
+	switch b[0] {
+	case 0xfb:
+		return 0, 1
+	case 0xfc:
+		n = 3
+	case 0xfd:
+		n = 4
+	case 0xfe:
+		n = 9
+	default:
+		return uint64(b[0]), 1
+	}
+	if len(b) < n {
+		return 0, 0
+	}
+	for i := n - 1; i >= 1; i-- {
+		v = v<<8 | uint64(b[i])
+	}
+	return v, n
+}
+
+// lencString reads a length-encoded string; n is 0 when b is too short.
+func lencString(b []byte) (s []byte, n int) {
+	l, k := lencInt(b)
+	if k == 0 || uint64(len(b)-k) < l {
+		return nil, 0
+	}
+	return b[k : k+int(l)], k + int(l)
+}
