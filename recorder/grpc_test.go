@@ -2,6 +2,8 @@ package recorder
 
 import (
 	"context"
+	"crypto/tls"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/replaykit/replay/internal/grpctest"
 	"github.com/replaykit/replay/snapshots"
+	"golang.org/x/net/http2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/encoding/gzip"
@@ -227,4 +230,59 @@ func remove(es []*snapshots.Exchange, x *snapshots.Exchange) []*snapshots.Exchan
 		}
 	}
 	return out
+}
+
+// TestInboundGRPCAbandonedMessage: a client that sends a message's first
+// bytes and then gives up (cancels: RST_STREAM) leaves a call with no whole
+// message, recorded as canceled and not as a body cut at recording (which
+// a replay would refuse without --allow-truncated). grpc-go's interop
+// client does it now and then in timeout_on_sleeping_server.
+func TestInboundGRPCAbandonedMessage(t *testing.T) {
+	srv := grpctest.Start(t, nil)
+	sink := newMemSink()
+	in, err := NewInbound(InboundConfig{Target: mustURL(t, "http://"+srv.Addr), Sink: sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serveInbound(t, in)
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	req, err := http.NewRequestWithContext(ctx, "POST", "http://"+addr+"/grpc.testing.TestService/FullDuplexCall", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/grpc")
+	req.Header.Set("Te", "trailers")
+	go func() {
+		pw.Write([]byte{0, 0, 0, 0x6a, 0x2e}) // a 27,182-byte message...
+		pw.Write(make([]byte, 100))           // ...of which 100 bytes come
+	}()
+	tr := &http2.Transport{AllowHTTP: true, DialTLSContext: func(ctx context.Context, n, a string, _ *tls.Config) (net.Conn, error) {
+		return new(net.Dialer).DialContext(ctx, n, a)
+	}}
+	defer tr.CloseIdleConnections()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if res, err := tr.RoundTrip(req); err == nil {
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+		}
+	}()
+	// Cancel once the proxy has the bytes: the server waits for the rest.
+	time.Sleep(200 * time.Millisecond)
+	cancel()
+	<-done
+	got := sink.quiet(t, 1)
+	if len(got) != 1 {
+		t.Fatalf("%d exchanges recorded, want 1", len(got))
+	}
+	e := got[0]
+	if e.RequestTruncated() || len(e.MessagesFrom(snapshots.FromClient)) != 0 || e.RequestBodySize != 105 {
+		t.Errorf("abandoned call: truncated %v, %d client messages, %d bytes (want false, 0, 105)",
+			e.RequestTruncated(), len(e.MessagesFrom(snapshots.FromClient)), e.RequestBodySize)
+	}
+	if code, _, _ := e.GRPCStatus(); code != 1 {
+		t.Errorf("abandoned call recorded with status %d, want 1 (CANCELLED)", code)
+	}
 }

@@ -14,7 +14,7 @@ import (
 
 // TestGRPCExchange: a gRPC call's endpoint is its method, its status the
 // trailers', and a cut message marks the right side truncated, in memory
-// and in Snapshot.Index.
+// and in Snapshot.Index (a message the client never ended does not).
 func TestGRPCExchange(t *testing.T) {
 	start := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	e := grpcExchange(start)
@@ -65,6 +65,16 @@ func TestGRPCExchange(t *testing.T) {
 	whole := grpcExchange(start)
 	whole.ID, whole.Messages = 0, whole.Messages[:2]
 	w.AddExchange(whole)
+	// A call the client gave up on inside its first message (a deadline
+	// passed as it sent): bytes, no whole message, nothing cut at recording.
+	abandoned := grpcExchange(start)
+	abandoned.ID, abandoned.Messages, abandoned.RequestBodySize = 0, nil, 27187
+	if abandoned.RequestTruncated() {
+		t.Error("a call abandoned inside its first message reads as cut at recording")
+	}
+	w.AddExchange(abandoned)
+	// An HTTP request whose body was cut whole at recording (size only).
+	w.AddExchange(&Exchange{Direction: Inbound, Method: "POST", URL: "http://x/upload", Start: start, RequestBodySize: 10})
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -80,8 +90,8 @@ func TestGRPCExchange(t *testing.T) {
 		}
 		cut = append(cut, ie.Truncated)
 	}
-	if !slices.Equal(cut, []bool{true, false}) {
-		t.Errorf("index truncated %v, want [true false]", cut)
+	if !slices.Equal(cut, []bool{true, false, false, true}) {
+		t.Errorf("index truncated %v, want [true false false true]", cut)
 	}
 }
 

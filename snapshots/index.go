@@ -21,8 +21,11 @@ type IndexEntry struct {
 // headers and bodies, so that a snapshot of any size is indexed in memory
 // of a few bytes per exchange.
 func (s *Snapshot) Index(ctx context.Context, d Direction) iter.Seq2[IndexEntry, error] {
+	// As Exchange.RequestTruncated: a gRPC call (its endpoint says so) with
+	// no message is not cut, whatever bytes it sent.
 	q := `SELECT id, start_ns, endpoint, CASE WHEN messages IS NULL
 		THEN request_body_size > length(coalesce(request_body, x''))
+			AND NOT (endpoint LIKE 'gRPC %' AND length(coalesce(request_body, x'')) = 0)
 		ELSE hex(substr(messages, 2, 1)) IN ('01', '03') END
 		FROM exchanges WHERE direction = ? ORDER BY id`
 	return queryRows(ctx, s, s.sel(q), []any{string(d)}, func(sc scanner) (IndexEntry, error) {

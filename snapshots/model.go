@@ -103,9 +103,12 @@ type Exchange struct {
 }
 
 // RequestTruncated reports whether the recorded request body is shorter than
-// the one sent; for a gRPC call, whether a client message was cut.
+// the one sent; for a gRPC call, whether a client message was cut. A gRPC
+// call's bytes after its last whole message are a message the client began
+// and never ended (it canceled, its deadline passed): not a body cut at
+// recording, so a call with no whole message at all is not cut either.
 func (e *Exchange) RequestTruncated() bool {
-	if e.Messages != nil {
+	if e.Messages != nil || len(e.RequestBody) == 0 && e.IsGRPC() {
 		return messagesCut(e.Messages, FromClient)
 	}
 	return e.RequestBodySize > int64(len(e.RequestBody))
