@@ -38,14 +38,8 @@ func (b *buildCPU) measure() func() {
 	b.mu.Unlock()
 	start := time.Now()
 	before, err := cputime.Tree(b.pid)
-	self := cputime.Self()
-	busy, merr := cputime.Machine()
 	return func() {
 		after, err2 := cputime.Tree(b.pid)
-		sc := snapshots.SliceCPU{Slice: slice, CPU: max(after-before, 0), Wall: time.Since(start), Replay: cputime.Self() - self}
-		if busy2, merr2 := cputime.Machine(); merr == nil && merr2 == nil {
-			sc.Machine = max(busy2-busy, 0)
-		}
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		if err = firstErr(err, err2); err != nil {
@@ -54,7 +48,7 @@ func (b *buildCPU) measure() func() {
 			}
 			return
 		}
-		b.slices = append(b.slices, sc)
+		b.slices = append(b.slices, snapshots.SliceCPU{Slice: slice, CPU: max(after-before, 0), Wall: time.Since(start)})
 	}
 }
 

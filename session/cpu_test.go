@@ -85,14 +85,6 @@ func TestCompareCPUOfBuilds(t *testing.T) {
 		if !u.Measured || len(u.Slices) != 10 || u.PerRequest <= 0 || u.Requests != s.Overall.Requests {
 			t.Errorf("%s: CPU %+v; want 10 slices measured over its %d requests", s.Info.Name, u, s.Overall.Requests)
 		}
-		// Beside the build's: replay's own CPU time and the machine's busy
-		// time over each slice (the machine's, in clock ticks, holds the
-		// build's but for a tick or two).
-		for _, sc := range s.Info.BuildCPU.Slices {
-			if sc.Replay <= 0 || sc.Machine+20*time.Millisecond < sc.CPU {
-				t.Errorf("%s slice %d: replay %v, machine %v, build %v", s.Info.Name, sc.Slice, sc.Replay, sc.Machine, sc.CPU)
-			}
-		}
 	}
 }
 

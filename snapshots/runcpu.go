@@ -20,14 +20,6 @@ type SliceCPU struct {
 	CPU time.Duration `json:"cpu_ns"`
 	// Wall is the slice's duration.
 	Wall time.Duration `json:"wall_ns"`
-	// Replay is replay's own CPU time over the slice (the load generator,
-	// the SQL counter, the mocks), and Machine the time the machine's CPUs
-	// were busy, by any process, or stolen (clock ticks): how much fixed
-	// work cost and how busy the machine was while the build ran, for
-	// comparing CPU per request beside other work. Zero when not read
-	// (files from before).
-	Replay  time.Duration `json:"replay_cpu_ns,omitempty"`
-	Machine time.Duration `json:"machine_busy_ns,omitempty"`
 }
 
 // Total is the CPU time over every slice.

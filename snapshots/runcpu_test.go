@@ -13,7 +13,7 @@ import (
 func TestRunInfoBuildCPU(t *testing.T) {
 	dir := t.TempDir()
 	started := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	cpu := &BuildCPU{Slices: []SliceCPU{{Slice: 1, CPU: 310 * time.Millisecond, Wall: time.Second, Replay: 42 * time.Millisecond, Machine: 1500 * time.Millisecond}, {Slice: 2, CPU: 290 * time.Millisecond, Wall: time.Second}}}
+	cpu := &BuildCPU{Slices: []SliceCPU{{Slice: 1, CPU: 310 * time.Millisecond, Wall: time.Second}, {Slice: 2, CPU: 290 * time.Millisecond, Wall: time.Second}}}
 	for _, tc := range []struct {
 		name string
 		cpu  *BuildCPU

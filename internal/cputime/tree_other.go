@@ -12,8 +12,3 @@ import (
 func Tree(pid int) (time.Duration, error) {
 	return 0, errors.New("cpu time of a process tree: only Linux can tell")
 }
-
-// Machine returns the machine's busy CPU time; only Linux can tell.
-func Machine() (time.Duration, error) {
-	return 0, errors.New("cpu time of the machine: only Linux can tell")
-}
