@@ -86,7 +86,7 @@ type CompareInput struct {
 	BaselineEnv  []string `json:"baseline_env,omitempty" jsonschema:"environment variables (KEY=VALUE) of the baseline's command (win over env)"`
 	CandidateEnv []string `json:"candidate_env,omitempty" jsonschema:"environment variables (KEY=VALUE) of the candidate's command (win over env)"`
 	Reset        string   `json:"reset,omitempty" jsonschema:"command (sh -c) that restores the data before each side"`
-	MaxDuration  string   `json:"max_duration,omitempty" jsonschema:"run until every endpoint is conclusive, up to this load time per side, e.g. 2m"`
+	MaxDuration  string   `json:"max_duration,omitempty" jsonschema:"run until every endpoint (and the builds' CPU per request) is conclusive, up to this load time per side, e.g. 2m"`
 	MinChange    string   `json:"min_change,omitempty" jsonschema:"smallest p95 change that counts, percentage and duration, e.g. '10%,5ms'"`
 	MinCPUChange string   `json:"min_cpu_change,omitempty" jsonschema:"smallest change of CPU time per request that counts, e.g. '5%' (default: min_change's percentage)"`
 	Confidence   float64  `json:"confidence,omitempty" jsonschema:"confidence level of the intervals, e.g. 0.95 (default 0.99)"`

@@ -88,8 +88,10 @@ func (l *looker) look(ctx context.Context, lk replayer.Look) (bool, error) {
 	return len(open) == 0, nil
 }
 
-// undecided lists the endpoints that more load could still decide: those
-// inconclusive for the noise, with enough requests on both sides.
+// undecided lists what more load could still decide: the endpoints
+// inconclusive for the noise, with enough requests on both sides, and the
+// builds' CPU per request when it was measured over slice pairs and is
+// inconclusive (its interval narrows with the load as theirs do).
 func undecided(c *analyzer.Comparison) []string {
 	var out []string
 	for _, e := range c.Endpoints {
@@ -97,8 +99,15 @@ func undecided(c *analyzer.Comparison) []string {
 			out = append(out, e.Endpoint)
 		}
 	}
+	if c.CPU.Measured && c.CPU.Pairs > 0 && c.CPU.Verdict == analyzer.Inconclusive {
+		out = append(out, cpuPerRequest)
+	}
 	return out
 }
+
+// cpuPerRequest names the builds' CPU per request among what a look found
+// undecided.
+const cpuPerRequest = "CPU per request"
 
 // endpointList names up to three endpoints: "GET /a, GET /b and 2 more".
 func endpointList(names []string) string {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -146,5 +147,28 @@ func TestCompareRunsUntilItKnows(t *testing.T) {
 	}
 	if text := b.String(); !strings.Contains(text, "ran until it knew: ") || !strings.Contains(text, "99% over ") {
 		t.Errorf("the report does not say how long it ran and at what confidence:\n%s", text)
+	}
+}
+
+// TestUndecidedCPU: a look goes on while the builds' CPU per request is
+// inconclusive over slice pairs, as it does for an endpoint; CPU not
+// measured, or not over pairs (nothing more load would settle), does not
+// keep it going.
+func TestUndecidedCPU(t *testing.T) {
+	judged := []*analyzer.EndpointComparison{{Endpoint: "GET /a", Verdict: analyzer.Unchanged},
+		{Endpoint: "GET /b", Verdict: analyzer.Inconclusive, Cause: analyzer.CauseNoise}}
+	for _, tc := range []struct {
+		cpu  analyzer.CPUChange
+		want []string
+	}{
+		{analyzer.CPUChange{Measured: true, Pairs: 10, Verdict: analyzer.Inconclusive}, []string{"GET /b", "CPU per request"}},
+		{analyzer.CPUChange{Measured: true, Pairs: 10, Verdict: analyzer.Regression}, []string{"GET /b"}},
+		{analyzer.CPUChange{Measured: true, Pairs: 0, Verdict: analyzer.Inconclusive}, []string{"GET /b"}},
+		{analyzer.CPUChange{}, []string{"GET /b"}},
+	} {
+		c := &analyzer.Comparison{Endpoints: judged, CPU: tc.cpu}
+		if got := undecided(c); !slices.Equal(got, tc.want) {
+			t.Errorf("CPU %+v: undecided %q, want %q", tc.cpu, got, tc.want)
+		}
 	}
 }

@@ -98,7 +98,7 @@ func newCmdCompare(s streams) *cobra.Command {
 	f.IntVar(&opts.vus, "vus", session.DefaultVUs, "closed model at `N` virtual users (default: the fair load, found under N in warmup)")
 	f.StringVar(&opts.rate, "rate", "", "open model at `R` requests per unit (200/s, 1000/m) instead of the fair load")
 	f.DurationVar(&opts.duration, "duration", session.DefaultDuration, "load time `D` per side (the first look with --max-duration)")
-	f.DurationVar(&opts.maxDur, "max-duration", 0, "run until every endpoint is conclusive, up to `D` of load per side")
+	f.DurationVar(&opts.maxDur, "max-duration", 0, "run until every endpoint (and the builds' CPU per request) is conclusive, up to `D` of load per side")
 	f.DurationVar(&opts.warmup, "warmup", session.DefaultWarmup, "load each side for `D` before measuring (results discarded; 0: none)")
 	f.IntVar(&opts.slices, "slices", 0, "interleave each side's load in `N` slices (default: one per second of --duration, 10 to 20)")
 	f.BoolVar(&opts.sequential, "sequential", false, "load the baseline, then the candidate, instead of interleaving")
