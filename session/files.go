@@ -29,6 +29,13 @@ func CompareFiles(ctx context.Context, basePath, candPath string, goals []analyz
 // CompareFilesWith is CompareFiles with the analyzer's options (minimum
 // change, confidence; zero values mean its defaults).
 func CompareFilesWith(ctx context.Context, basePath, candPath string, goals []analyzer.Goal, opts analyzer.CompareOptions) (*report.ComparisonReport, error) {
+	return compareFiles(ctx, basePath, candPath, [2]*snapshots.BuildCPU{}, goals, opts)
+}
+
+// compareFiles is CompareFilesWith with the builds' CPU time so far, for a
+// look at run files still being written (they get it as they close); nil
+// keeps a file's own.
+func compareFiles(ctx context.Context, basePath, candPath string, cpu [2]*snapshots.BuildCPU, goals []analyzer.Goal, opts analyzer.CompareOptions) (*report.ComparisonReport, error) {
 	base, err := snapshots.OpenRun(basePath)
 	if err != nil {
 		return nil, fmt.Errorf("compare: %w", err)
@@ -44,7 +51,7 @@ func CompareFilesWith(ctx context.Context, basePath, candPath string, goals []an
 	}
 	opts, closeRecording := withRecording(ctx, base.Info(), opts)
 	defer closeRecording()
-	c, err := analyzer.CompareRuns(ctx, base, cand, analyzer.SummarizeOptions{}, opts)
+	c, err := analyzer.CompareRuns(ctx, withCPU(base, cpu[0]), withCPU(cand, cpu[1]), analyzer.SummarizeOptions{}, opts)
 	if err != nil {
 		return nil, fmt.Errorf("compare: %w", err)
 	}
@@ -53,6 +60,26 @@ func CompareFilesWith(ctx context.Context, basePath, candPath string, goals []an
 	}
 	return &report.ComparisonReport{Comparison: c, Goals: analyzer.CheckComparison(c, goals),
 		Artifacts: []report.Artifact{{Name: "baseline run", Path: basePath}, {Name: "candidate run", Path: candPath}}}, nil
+}
+
+// cpuSoFar is a run file read with the build's CPU time measured so far.
+type cpuSoFar struct {
+	*snapshots.Run
+	cpu *snapshots.BuildCPU
+}
+
+func (r cpuSoFar) Info() snapshots.RunInfo {
+	info := r.Run.Info()
+	info.BuildCPU = r.cpu
+	return info
+}
+
+// withCPU reads r with cpu as its build's CPU time, unless cpu is nil.
+func withCPU(r *snapshots.Run, cpu *snapshots.BuildCPU) analyzer.RunSource {
+	if cpu == nil {
+		return r
+	}
+	return cpuSoFar{r, cpu}
 }
 
 // failureNote warns when many requests failed on either side: the

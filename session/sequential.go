@@ -65,7 +65,11 @@ func (l *looker) look(ctx context.Context, lk replayer.Look) (bool, error) {
 			return false, err
 		}
 	}
-	rep, err := CompareFilesWith(ctx, l.sides[0].sc.RunPath, l.sides[1].sc.RunPath, nil, opts)
+	var cpu [2]*snapshots.BuildCPU
+	for i, s := range l.sides {
+		cpu[i], _ = s.cpu.result() // nil when not measured: a failed reading is told at the end
+	}
+	rep, err := compareFiles(ctx, l.sides[0].sc.RunPath, l.sides[1].sc.RunPath, cpu, nil, opts)
 	if err != nil {
 		return false, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/replaykit/replay/analyzer"
 	"github.com/replaykit/replay/replayer"
 	"github.com/replaykit/replay/report"
+	"github.com/replaykit/replay/snapshots"
 )
 
 // busyBuild is a build whose every answer costs about half a millisecond of
@@ -170,5 +172,51 @@ func TestUndecidedCPU(t *testing.T) {
 		if got := undecided(c); !slices.Equal(got, tc.want) {
 			t.Errorf("CPU %+v: undecided %q, want %q", tc.cpu, got, tc.want)
 		}
+	}
+}
+
+// TestLookSeesCPUSoFar: a look reads run files that do not have the
+// builds' CPU time yet (they get it as they close): compareFiles judges
+// them with the CPU time measured so far, so that a look can see the CPU
+// per request it waits for.
+func TestLookSeesCPUSoFar(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	var paths [2]string
+	var cpu [2]*snapshots.BuildCPU
+	for side := range 2 {
+		paths[side] = filepath.Join(dir, []string{"baseline.run", "candidate.run"}[side])
+		w, err := snapshots.CreateRun(paths[side], snapshots.RunInfo{Name: "s", Started: t0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cpu[side] = &snapshots.BuildCPU{}
+		for slice := 1; slice <= 10; slice++ {
+			at := t0.Add(time.Duration(2*slice+side) * time.Second)
+			for range 40 {
+				w.Add(&snapshots.Result{Phase: snapshots.PhaseLoad, Slice: slice, Endpoint: "GET /a", Method: "GET", URL: "/a",
+					Intended: at, Sent: at, Done: at.Add(2 * time.Millisecond), Status: 200, RecordedStatus: 200})
+				at = at.Add(10 * time.Millisecond)
+			}
+			us := []float64{250, 400}[side] * 40 * (1 + 0.02*float64((slice+side)%3-1))
+			cpu[side].Slices = append(cpu[side].Slices, snapshots.SliceCPU{Slice: slice, CPU: time.Duration(us * float64(time.Microsecond)), Wall: time.Second})
+		}
+		if err := w.Close(snapshots.RunInfo{Ended: t0.Add(25 * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	without, err := compareFiles(context.Background(), paths[0], paths[1], [2]*snapshots.BuildCPU{}, nil, analyzer.CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if without.Comparison.CPU.Measured {
+		t.Fatalf("CPU measured from files that hold none: %+v", without.Comparison.CPU)
+	}
+	with, err := compareFiles(context.Background(), paths[0], paths[1], cpu, nil, analyzer.CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch := with.Comparison.CPU; !ch.Measured || ch.Pairs != 10 || ch.Verdict != analyzer.Regression {
+		t.Fatalf("CPU so far %+v; want measured over 10 pairs, a regression (×1.6)", ch)
 	}
 }
