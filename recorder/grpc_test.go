@@ -35,6 +35,19 @@ func serveInbound(t *testing.T, in *Inbound) string {
 	return l.Addr().String()
 }
 
+// recordGRPC starts grpc-go's interop server and a recorder in front of
+// it, recording into sink; addr is the recorder's.
+func recordGRPC(t *testing.T) (srv *grpctest.Server, sink *memSink, addr string) {
+	t.Helper()
+	srv = grpctest.Start(t, nil)
+	sink = newMemSink()
+	in, err := NewInbound(InboundConfig{Target: mustURL(t, "http://"+srv.Addr), Sink: sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, sink, serveInbound(t, in)
+}
+
 // quiet waits until no exchange has been recorded for a while and returns
 // them all.
 func (s *memSink) quiet(t *testing.T, min int) []*snapshots.Exchange {
@@ -59,13 +72,7 @@ func (s *memSink) quiet(t *testing.T, min int) []*snapshots.Exchange {
 // and each call the server saw is recorded once, with the server's status
 // and as many messages each way as the server read and wrote.
 func TestInboundGRPCInterop(t *testing.T) {
-	srv := grpctest.Start(t, nil)
-	sink := newMemSink()
-	in, err := NewInbound(InboundConfig{Target: mustURL(t, "http://"+srv.Addr), Sink: sink})
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := serveInbound(t, in)
+	srv, sink, addr := recordGRPC(t)
 	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
@@ -238,13 +245,7 @@ func remove(es []*snapshots.Exchange, x *snapshots.Exchange) []*snapshots.Exchan
 // a replay would refuse without --allow-truncated). grpc-go's interop
 // client does it now and then in timeout_on_sleeping_server.
 func TestInboundGRPCAbandonedMessage(t *testing.T) {
-	srv := grpctest.Start(t, nil)
-	sink := newMemSink()
-	in, err := NewInbound(InboundConfig{Target: mustURL(t, "http://"+srv.Addr), Sink: sink})
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := serveInbound(t, in)
+	_, sink, addr := recordGRPC(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	req, err := http.NewRequestWithContext(ctx, "POST", "http://"+addr+"/grpc.testing.TestService/FullDuplexCall", pr)
