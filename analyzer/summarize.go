@@ -39,39 +39,28 @@ const maxFailureKinds = 64
 // not by the number of results. It stops at the first error the iterator
 // yields, or when ctx is done.
 func Summarize(ctx context.Context, info snapshots.RunInfo, results iter.Seq2[*snapshots.Result, error], opts SummarizeOptions) (*Summary, error) {
-	if opts.SampleSize < 0 {
-		return nil, fmt.Errorf("summarize: sample size %d is negative", opts.SampleSize)
+	sz, err := NewSummarizer(info, opts)
+	if err != nil {
+		return nil, err
 	}
-	if opts.SampleSize == 0 {
-		opts.SampleSize = DefaultSampleSize
-	}
-	if opts.Seed == 0 {
-		opts.Seed = 1
-	}
-	op := "summarize run"
-	if info.Name != "" {
-		op = fmt.Sprintf("summarize run %q", info.Name)
-	}
-	a := &runAcc{opts: opts, endpoints: map[string]*endpointAcc{}, slices: map[int]int64{}, sliceSpans: map[int][2]time.Time{}, allSliced: true, weights: info.ExplainWeights}
-	a.counted = info.UnattributedSQL.Kept()
 	n := 0
 	for r, err := range results {
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", op, err)
+			return nil, fmt.Errorf("%s: %w", sz.op, err)
 		}
 		if n++; n&1023 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("%s: %w", op, err)
+				return nil, fmt.Errorf("%s: %w", sz.op, err)
 			}
 		}
 		if r != nil {
-			a.add(r)
+			sz.Add(r)
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
+		return nil, fmt.Errorf("%s: %w", sz.op, err)
 	}
-	return a.summary(info), nil
+	return sz.Summary(), nil
 }
 
 // runAcc accumulates a whole run.
@@ -93,14 +82,21 @@ type runAcc struct {
 	spans   []snapshots.SQLSpan
 	// weights are the run's explain weights (RunInfo.ExplainWeights).
 	weights map[int64]float64
+	// lastE is the endpoint of the result added last: a run's results come
+	// in runs of one endpoint, whose name is one string, so most find their
+	// endpoint without hashing its name.
+	lastE *endpointAcc
 }
 
 func (a *runAcc) add(r *snapshots.Result) {
 	name := endpointName(r)
-	e := a.endpoints[name]
-	if e == nil {
-		e = newEndpointAcc(name, a.opts)
-		a.endpoints[name] = e
+	e := a.lastE
+	if e == nil || e.name != name {
+		if e = a.endpoints[name]; e == nil {
+			e = newEndpointAcc(name, a.opts)
+			a.endpoints[name] = e
+		}
+		a.lastE = e
 	}
 	if r.Phase == snapshots.PhaseExplain {
 		w, ok := a.weights[r.ExchangeID]

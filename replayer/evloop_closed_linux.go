@@ -42,6 +42,7 @@ func (r *Replayer) runClosedLoop(ctx context.Context, p LoadPlan, sink ResultSin
 	for i := range ids {
 		l := loops[i%len(loops)]
 		l.ctx, l.p, l.c, l.sink, l.limit = ctx, p, c, sink, limit
+		_, l.copies = sink.(ResultCopier)
 		if d > 0 {
 			l.end = c.started.Add(d)
 		}

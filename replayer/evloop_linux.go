@@ -56,6 +56,7 @@ type lvu struct {
 
 	// The request in flight.
 	t        *template
+	lr       *loopResult // its result; reused once handed over when the sink copies results
 	res      *snapshots.Result
 	out      outgoing
 	tap      *bodyTap
@@ -79,13 +80,15 @@ type lvu struct {
 
 // evLoop runs the requests of its virtual users on one goroutine.
 type evLoop struct {
-	r     *Replayer
-	ctx   context.Context
-	p     LoadPlan
-	c     *counters
-	sink  ResultSink
-	end   time.Time // no request starts from then on; zero: none
-	limit int64
+	r    *Replayer
+	ctx  context.Context
+	p    LoadPlan
+	c    *counters
+	sink ResultSink
+	// copies: sink is a ResultCopier, so a handed-over result is reused.
+	copies bool
+	end    time.Time // no request starts from then on; zero: none
+	limit  int64
 
 	epfd   int
 	wake   int // an eventfd: a goroutine handed a user back, or ctx ended
@@ -255,7 +258,8 @@ func (l *evLoop) next(v *lvu, now time.Time) {
 			return
 		}
 		t := r.seq.at(int(g % int64(r.seq.len())))
-		res := &snapshots.Result{Intended: now, Phase: l.p.Phase}
+		lr := l.result(v, now)
+		res := &lr.res
 		l.c.enter()
 		switch {
 		case t.readErr != nil:
@@ -268,15 +272,32 @@ func (l *evLoop) next(v *lvu, now time.Time) {
 			l.away(v, g, t, res)
 			return
 		}
-		l.start(v, t, res, now)
+		l.start(v, t, lr, now)
 		return
 	}
 }
 
-// start sends v's request t, its result res, at now.
-func (l *evLoop) start(v *lvu, t *template, res *snapshots.Result, now time.Time) {
+// result returns the result of v's next request, intended at intended:
+// v's last one, handed over already, when the sink copies results (its
+// traceparent then gets memory of its own: the sink may keep the string),
+// else a new one.
+func (l *evLoop) result(v *lvu, intended time.Time) *loopResult {
+	if v.lr == nil || !l.copies {
+		v.lr = &loopResult{}
+	}
+	v.lr.res = snapshots.Result{Intended: intended, Phase: l.p.Phase}
+	return v.lr
+}
+
+// start sends v's request t, its result lr, at now.
+func (l *evLoop) start(v *lvu, t *template, lr *loopResult, now time.Time) {
+	res := &lr.res
 	v.t, v.res = t, res
-	v.out = l.r.begin(t, res, false)
+	tpBuf := &lr.tp
+	if l.copies {
+		tpBuf = nil
+	}
+	v.out = l.r.beginIn(t, res, false, tpBuf)
 	v.tap = l.r.tapInto(&v.tapBuf, t, l.p.Phase)
 	res.Sent = now
 	v.deadline = now.Add(l.r.timeout)

@@ -12,8 +12,6 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/replaykit/replay/snapshots"
 )
 
 // The open and as-recorded models on an event loop (evloop_linux.go). One
@@ -71,6 +69,7 @@ func (r *Replayer) runOpenLoop(ctx context.Context, p LoadPlan, sink ResultSink)
 	c := &counters{started: r.loadStart()}
 	rep := startReporter(p, c, d, total)
 	l.ctx, l.p, l.c, l.sink, l.limit = ctx, p, c, sink, limit
+	_, l.copies = sink.(ResultCopier)
 	l.open = &openSched{
 		sch: sch, d: d, limit: limit, g0: r.cursor.Load(), started: c.started,
 		stallAt: c.started.Add(r.openEnd(sch, d, limit, total) + r.timeout),
@@ -286,7 +285,8 @@ func (l *evLoop) worker(now time.Time) *lvu {
 // was held.
 func (l *evLoop) startJob(v *lvu, j job) {
 	r := l.r
-	res := &snapshots.Result{Intended: j.intended, Phase: l.p.Phase}
+	lr := l.result(v, j.intended)
+	res := &lr.res
 	l.c.enter()
 	if j.held {
 		l.c.sentLate(time.Since(j.intended))
@@ -302,7 +302,7 @@ func (l *evLoop) startJob(v *lvu, j job) {
 		l.away(v, j.g, j.t, res)
 		return
 	}
-	l.start(v, j.t, res, time.Now())
+	l.start(v, j.t, lr, time.Now())
 }
 
 // free makes v, whose request ended, idle.

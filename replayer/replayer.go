@@ -23,6 +23,15 @@ type ResultSink interface {
 	Add(r *snapshots.Result)
 }
 
+// ResultCopier is a ResultSink that keeps no pointer to a result, nor
+// changes it, once Add returns (it copies what it needs; it may keep the
+// strings a result names). The event loops then reuse a virtual user's
+// result for its next request instead of allocating one each time.
+type ResultCopier interface {
+	ResultSink
+	CopiesResults()
+}
+
 // SQLCounter is told when a replayed request starts and ends, and returns the
 // SQL statements attributed to it; *sqlcount.Proxy is one.
 type SQLCounter interface {

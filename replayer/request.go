@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/replaykit/replay/internal/hopbyhop"
 	"github.com/replaykit/replay/snapshots"
@@ -165,32 +166,56 @@ func canonical(h http.Header) http.Header {
 }
 
 // newTraceparent returns a fresh W3C traceparent (version 00, sampled) and
-// its trace id.
-func newTraceparent() (tp, traceID string, id int64) {
-	const hexdigits = "0123456789abcdef"
-	var b [55]byte
+// its trace id, written into buf when not nil (tp then refers to it: buf
+// must not change afterwards), else into a new string. It is on every
+// request's path: two hex digits at a time from a table.
+func newTraceparent(buf *[55]byte) (tp, traceID string, id int64) {
+	var own [55]byte
+	b := &own
+	if buf != nil {
+		b = buf
+	}
 	copy(b[:], "00-")
 	hi, lo, span := rand.Uint64(), rand.Uint64(), rand.Uint64()|1
 	if hi == 0 && lo == 0 {
 		lo = 1
 	}
-	put := func(at int, v uint64) {
-		for i := 15; i >= 0; i-- {
-			b[at+i] = hexdigits[v&0xf]
-			v >>= 4
-		}
-	}
-	put(3, hi)
-	put(19, lo)
+	putHex64(b[3:19], hi)
+	putHex64(b[19:35], lo)
 	b[35] = '-'
-	put(36, span)
+	putHex64(b[36:52], span)
 	copy(b[52:], "-01")
-	tp = string(b[:])
+	if buf != nil {
+		tp = unsafe.String(&buf[0], len(buf))
+	} else {
+		tp = string(b[:])
+	}
 	id = int64(lo >> 1)
 	if id == 0 {
 		id = 1
 	}
 	return tp, tp[3:35], id
+}
+
+// hexPairs holds the two lower-case hex digits of every byte value.
+const hexPairs = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f" +
+	"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f" +
+	"404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f" +
+	"606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f" +
+	"808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f" +
+	"a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf" +
+	"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf" +
+	"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff"
+
+// putHex64 writes v's 16 lower-case hex digits, most significant first,
+// into b[:16].
+func putHex64(b []byte, v uint64) {
+	_ = b[15]
+	for i := 14; i >= 0; i -= 2 {
+		j := (v & 0xff) * 2
+		b[i], b[i+1] = hexPairs[j], hexPairs[j+1]
+		v >>= 8
+	}
 }
 
 // errNotSent is the error of a request the open model could not send before
@@ -245,11 +270,24 @@ type outgoing struct {
 	w        window
 }
 
+// loopResult is a result with room for its traceparent, allocated
+// together: an event loop's request costs one allocation, not two.
+type loopResult struct {
+	res snapshots.Result
+	tp  [55]byte
+}
+
 // begin fills res for t (everything but Phase, Slice, Intended, Sent, Done
 // and the response) and, when counting, tells the SQL counter and the
 // upstream counter that the request starts.
 func (r *Replayer) begin(t *template, res *snapshots.Result, counting bool) outgoing {
-	tp, traceID, id := newTraceparent()
+	return r.beginIn(t, res, counting, nil)
+}
+
+// beginIn is begin with the traceparent written into tpBuf (see
+// newTraceparent).
+func (r *Replayer) beginIn(t *template, res *snapshots.Result, counting bool, tpBuf *[55]byte) outgoing {
+	tp, traceID, id := newTraceparent(tpBuf)
 	res.ExchangeID = t.id
 	res.Endpoint = t.endpoint
 	res.Method = t.method

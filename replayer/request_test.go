@@ -3,6 +3,8 @@ package replayer
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -326,15 +328,32 @@ func TestSQLTracedCountsEveryRequest(t *testing.T) {
 
 func TestTraceparentFormat(t *testing.T) {
 	seen := map[int64]bool{}
-	for range 1000 {
-		tp, trace, id := newTraceparent()
+	for i := range 1000 {
+		var buf *[55]byte // every other one written into a buffer of its own
+		if i%2 == 1 {
+			buf = new([55]byte)
+		}
+		tp, trace, id := newTraceparent(buf)
 		if m := traceparentRE.FindStringSubmatch(tp); m == nil || m[1] != trace {
 			t.Fatalf("traceparent %q trace %q", tp, trace)
+		}
+		if buf != nil && string(buf[:]) != tp {
+			t.Fatalf("traceparent %q, buffer %q", tp, buf[:])
 		}
 		if id <= 0 || seen[id] {
 			t.Fatalf("id %d is not a fresh positive id", id)
 		}
 		seen[id] = true
+	}
+}
+
+func TestPutHex64(t *testing.T) {
+	for _, v := range []uint64{0, 1, 0xf, 0x10, 0xab, 0x0123456789abcdef, 0xfedcba9876543210, math.MaxUint64, 1 << 63} {
+		var b [16]byte
+		putHex64(b[:], v)
+		if want := fmt.Sprintf("%016x", v); string(b[:]) != want {
+			t.Errorf("putHex64(%#x) = %q, want %q", v, b[:], want)
+		}
 	}
 }
 

@@ -89,8 +89,16 @@ func observe(sink replayer.ResultSink, obs Observer, side string) replayer.Resul
 	if obs == nil {
 		return sink
 	}
-	return observed{sink, obs, side}
+	o := observed{sink, obs, side}
+	if _, ok := sink.(replayer.ResultCopier); ok {
+		return observedCopier{o} // an Observer keeps no result either
+	}
+	return o
 }
+
+type observedCopier struct{ observed }
+
+func (observedCopier) CopiesResults() {}
 
 // observeCompare makes plan tell obs its progress and its resets, besides
 // what it told before.

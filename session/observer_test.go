@@ -165,7 +165,19 @@ func TestNoObserverWrapsNothing(t *testing.T) {
 	if plan.Progress != nil || plan.Reset != nil || lp.Progress != nil {
 		t.Error("progress or reset wrapped without an observer")
 	}
-	if got := observe(sink, &recorder{}, "x"); fmt.Sprintf("%T", got) != "session.observed" {
-		t.Errorf("observe with an observer = %T; want it wrapped", got)
+	// The sink copies results, so the wrapper says so too (an observer
+	// keeps none); a sink that keeps them is wrapped as one that does.
+	got := observe(sink, &recorder{}, "x")
+	if _, copies := got.(replayer.ResultCopier); fmt.Sprintf("%T", got) != "session.observedCopier" || !copies {
+		t.Errorf("observe with an observer = %T; want it wrapped, copying results", got)
+	}
+	var keeper replayer.ResultSink = &snapshotsKeeper{}
+	if _, copies := observe(keeper, &recorder{}, "x").(replayer.ResultCopier); copies {
+		t.Error("a sink that keeps results wrapped as one that copies them")
 	}
 }
+
+// snapshotsKeeper keeps the results it is given.
+type snapshotsKeeper struct{ kept []*snapshots.Result }
+
+func (k *snapshotsKeeper) Add(r *snapshots.Result) { k.kept = append(k.kept, r) }

@@ -106,7 +106,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *RunResult, err error) {
 	// Results go to the run file and, as they come, to the summary, so the
 	// report needs no second pass over the file.
 	s.explainWeights(cfg.Plan.Explain)
-	sink := newSummarySink(ctx, s.run, s.info)
+	sink := newSummarySink(s.run, s.info)
 	st, runErr := runMeasured(ctx, s, cfg.Plan, observe(sink, cfg.Observer, cfg.Side.Name))
 	sum, sumErr := sink.summary()
 	if sumErr == nil && sum.Overall != nil && sum.Overall.Failed > 0 {

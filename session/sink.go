@@ -1,83 +1,48 @@
 package session
 
 import (
-	"context"
 	"sync"
 
 	"github.com/replaykit/replay/analyzer"
 	"github.com/replaykit/replay/snapshots"
 )
 
-// summarySink writes results to the run file and feeds them to the
-// analyzer as they come, in batches: handing each result over on its own
-// would wake the analyzer's goroutine once a request, which costs the load
-// generator more than the analysis (docs/benchmarks.md).
+// summarySink writes results to the run file and adds them to the run's
+// summary as they come, on the producer's goroutine: the result is still
+// in its cache then, where a goroutine of the summary's own read it on the
+// other core, a few cache misses a result, and was woken for it
+// (docs/benchmarks.md). Neither keeps the result.
 type summarySink struct {
-	rw   *snapshots.RunWriter
-	ch   chan []*snapshots.Result
-	done chan struct{}
-	sum  *analyzer.Summary
-	err  error
+	rw *snapshots.RunWriter
 
 	mu  sync.Mutex
-	buf []*snapshots.Result // not handed over yet
+	sum *analyzer.Summarizer
+	err error
 }
 
-// summaryBatch is how many results go to the analyzer at once; the
-// channel holds summaryBatches batches, as many results as before
-// batching.
-const (
-	summaryBatch   = 256
-	summaryBatches = 16
-)
-
-func newSummarySink(ctx context.Context, rw *snapshots.RunWriter, info snapshots.RunInfo) *summarySink {
-	s := &summarySink{rw: rw, ch: make(chan []*snapshots.Result, summaryBatches), done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		results := func(yield func(*snapshots.Result, error) bool) {
-			for b := range s.ch {
-				for _, r := range b {
-					if !yield(r, nil) {
-						for range s.ch { // the analyzer stopped: keep the replayer from blocking
-						}
-						return
-					}
-				}
-			}
-		}
-		s.sum, s.err = analyzer.Summarize(context.WithoutCancel(ctx), info, results, analyzer.SummarizeOptions{})
-	}()
-	return s
+func newSummarySink(rw *snapshots.RunWriter, info snapshots.RunInfo) *summarySink {
+	sum, err := analyzer.NewSummarizer(info, analyzer.SummarizeOptions{})
+	return &summarySink{rw: rw, sum: sum, err: err}
 }
 
 func (s *summarySink) Add(r *snapshots.Result) {
 	s.rw.Add(r)
 	s.mu.Lock()
-	if s.buf == nil {
-		s.buf = make([]*snapshots.Result, 0, summaryBatch)
-	}
-	s.buf = append(s.buf, r)
-	var full []*snapshots.Result
-	if len(s.buf) == summaryBatch {
-		full, s.buf = s.buf, nil
+	if s.sum != nil {
+		s.sum.Add(r)
 	}
 	s.mu.Unlock()
-	if full != nil {
-		s.ch <- full
-	}
 }
 
-// summary ends the stream and returns the summary.
+// CopiesResults: neither the run writer nor the summary keeps a result.
+func (s *summarySink) CopiesResults() {}
+
+// summary returns the summary of the results added so far.
 func (s *summarySink) summary() (*analyzer.Summary, error) {
 	s.mu.Lock()
-	rest := s.buf
-	s.buf = nil
-	s.mu.Unlock()
-	if len(rest) > 0 {
-		s.ch <- rest
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return nil, s.err
 	}
-	close(s.ch)
-	<-s.done
-	return s.sum, s.err
+	return s.sum.Summary(), nil
 }

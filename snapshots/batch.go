@@ -83,6 +83,10 @@ func (s *stmts) queryRow(name string, args ...any) ([]driver.Value, error) {
 	return dest, nil
 }
 
+// testCommit, when set (by tests, before any batcher starts), commits in
+// place of tx.Commit: a test makes a commit fail with it.
+var testCommit func(tx driver.Tx) error
+
 // batcher writes records of type T to a database on its own goroutine, in
 // transactions of at most size records, each committed at most interval
 // after it began (that is, after its first record arrived). Producers never
@@ -206,6 +210,13 @@ func (b *batcher[T]) run() {
 // add queues v; it blocks only while size records are waiting. It reports
 // false when the batcher is closed.
 func (b *batcher[T]) add(v T) bool {
+	return b.addFunc(func() T { return v })
+}
+
+// addFunc queues the record mk returns, calling it under the batcher's
+// lock once there is room: records are queued in the order they were
+// made.
+func (b *batcher[T]) addFunc(mk func() T) bool {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -222,7 +233,7 @@ func (b *batcher[T]) add(v T) bool {
 		b.mu.Unlock()
 		return true // the error is close's to report
 	}
-	b.pending = append(b.pending, v)
+	b.pending = append(b.pending, mk())
 	signal := b.idle || b.closed || len(b.pending) == wakeAfter || len(b.pending) == b.size
 	if signal {
 		b.idle = false
@@ -370,7 +381,11 @@ func (b *batcher[T]) loop(ctx context.Context, dc any) error {
 				b.fail(err)
 			}
 		}
-		err = tx.Commit()
+		if testCommit != nil {
+			err = testCommit(tx)
+		} else {
+			err = tx.Commit()
+		}
 		if err != nil {
 			b.fail(fmt.Errorf("commit: %w", err))
 			tx.Rollback() // so that the next transaction can begin

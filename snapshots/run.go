@@ -113,13 +113,20 @@ type RunWriter struct {
 	b       batcher[runRecord]
 	lastSeq atomic.Int64
 
+	// Results are packed as they are added (under the batcher's lock),
+	// while the producer's writes are in its cache (read later on the
+	// writer's core, each result cost a few cache misses), and are not
+	// kept alive after.
+	enc   resultEncoder
+	arena []byte // the chunk records are packed into
+
 	// Owned by the writing goroutine.
-	enc     resultEncoder
-	held    []*Result         // results of the open transaction, not written yet
+	held    []heldResult      // results of the open transaction, not written yet
 	heldRsp []*responseRecord // responses and hashes of the open transaction, in order
+	txStrs  []internedStr     // strings stored in the open transaction
+	unsaved []internedStr     // strings whose transaction failed: stored again in the next
 	maxLast int64             // the highest Seq in a block written so far
 	block   []byte            // the block being packed
-	rec     []byte            // the record being packed
 }
 
 // CreateRun creates a run file at path (ErrExists when it exists).
@@ -161,24 +168,50 @@ func createRun(path string, info RunInfo, size int, interval time.Duration) (*Ru
 		interval:     interval,
 		write:        w.hold,
 		beforeCommit: w.flush,
-		afterCommit:  w.enc.in.committed,
+		afterCommit:  w.committed,
 	}
-	w.enc.newStr = func(st *stmts, id int64, s string) error { return st.exec("string", id, s) }
 	w.b.start()
 	return w, nil
 }
 
 // Add queues r for writing, assigning r.Seq when zero. Safe for concurrent
-// use; it blocks only while 10000 results are waiting. The writer owns r
-// afterwards (it only reads it: r may be shared with other readers).
+// use; it blocks only while 10000 results are waiting. It packs r at once
+// and keeps nothing of it.
 func (w *RunWriter) Add(r *Result) {
-	if r.Seq == 0 {
-		r.Seq = w.lastSeq.Add(1)
-	} else {
-		atomicMax(&w.lastSeq, r.Seq)
-	}
-	w.b.add(runRecord{res: r})
+	// Numbering, packing and queueing under the batcher's lock queues the
+	// records in the order they were packed: a string's row always comes
+	// before the records that name it.
+	w.b.addFunc(func() runRecord {
+		if r.Seq == 0 {
+			r.Seq = w.lastSeq.Add(1)
+		} else {
+			atomicMax(&w.lastSeq, r.Seq)
+		}
+		if cap(w.arena)-len(w.arena) < arenaLeft {
+			w.arena = make([]byte, 0, arenaChunk)
+		}
+		at := len(w.arena)
+		w.arena = w.enc.append(w.arena, r)
+		rec := runRecord{seq: r.Seq, rec: w.arena[at:len(w.arena):len(w.arena)]}
+		if len(w.enc.newStrs) > 0 {
+			rec.strs = slices.Clone(w.enc.newStrs)
+			w.enc.newStrs = w.enc.newStrs[:0]
+		}
+		return rec
+	})
 }
+
+// Records are packed into chunks of arenaChunk bytes, a new one when less
+// than arenaLeft is left (a longer record grows the chunk); a chunk lives
+// as long as one of its records waits.
+const (
+	arenaChunk = 64 << 10
+	arenaLeft  = 512
+)
+
+// CopiesResults says that Add keeps nothing of a result (it packs it at
+// once): a load generator may reuse the result (replayer.ResultCopier).
+func (w *RunWriter) CopiesResults() {}
 
 // Added is the number of results added so far (the highest Seq given);
 // a reader of the file sees them all once they are committed.
@@ -235,23 +268,54 @@ func (w *RunWriter) Close(info RunInfo) error {
 	return nil
 }
 
-// runRecord is one record queued by a RunWriter: a result, or a response
-// sample or hashes (see responses.go).
+// runRecord is one record queued by a RunWriter: a result's record (seq,
+// rec, and the strings it interned first), or a response sample or hashes
+// (see responses.go).
 type runRecord struct {
-	res *Result
-	rsp *responseRecord
+	seq  int64
+	rec  []byte
+	strs []internedStr
+	rsp  *responseRecord
 }
 
-// hold keeps chunk until the transaction ends: sorting all its results
-// then puts more of them in order.
-func (w *RunWriter) hold(_ *stmts, chunk []runRecord) {
+// heldResult is a result of the open transaction: its record.
+type heldResult struct {
+	seq int64
+	rec []byte
+}
+
+// hold stores the strings chunk's records interned and keeps the records
+// until the transaction ends: sorting all its results then puts more of
+// them in order.
+func (w *RunWriter) hold(st *stmts, chunk []runRecord) {
 	for _, r := range chunk {
-		if r.res != nil {
-			w.held = append(w.held, r.res)
-		} else {
+		if r.rsp != nil {
 			w.heldRsp = append(w.heldRsp, r.rsp)
+			continue
 		}
+		for _, s := range r.strs {
+			w.storeStr(st, s)
+		}
+		w.held = append(w.held, heldResult{r.seq, r.rec})
 	}
+}
+
+// storeStr stores s in the strings table; it is stored again in the next
+// transaction when this one fails.
+func (w *RunWriter) storeStr(st *stmts, s internedStr) {
+	w.txStrs = append(w.txStrs, s)
+	if err := st.exec("string", s.id, s.s); err != nil {
+		w.b.fail(fmt.Errorf("string %d: %w", s.id, err))
+	}
+}
+
+// committed ends a transaction: when it failed, its strings are stored
+// again in the next (the records written later name them).
+func (w *RunWriter) committed(err error) {
+	if err != nil {
+		w.unsaved = append(w.unsaved, w.txStrs...)
+	}
+	w.txStrs = w.txStrs[:0]
 }
 
 // flush writes the results held, in order of Seq, in blocks (see
@@ -262,35 +326,40 @@ func (w *RunWriter) hold(_ *stmts, chunk []runRecord) {
 // at most one of them with late ones. A Seq written before is reported and
 // dropped.
 func (w *RunWriter) flush(st *stmts) error {
+	unsaved := w.unsaved
+	w.unsaved = nil
+	for _, s := range unsaved {
+		w.storeStr(st, s)
+	}
 	w.flushResponses(st)
 	held := w.held
-	slices.SortStableFunc(held, func(a, b *Result) int { return cmp.Compare(a.Seq, b.Seq) })
+	slices.SortStableFunc(held, func(a, b heldResult) int { return cmp.Compare(a.seq, b.seq) })
 	// Drop a Seq given twice, then write the late results.
 	kept := held[:0]
 	for _, r := range held {
-		if len(kept) > 0 && r.Seq == kept[len(kept)-1].Seq {
-			w.b.fail(fmt.Errorf("result %d: %w", r.Seq, errSeqTaken))
+		if len(kept) > 0 && r.seq == kept[len(kept)-1].seq {
+			w.b.fail(fmt.Errorf("result %d: %w", r.seq, errSeqTaken))
 			continue
 		}
 		kept = append(kept, r)
 	}
 	i := 0
-	for ; i < len(kept) && kept[i].Seq <= w.maxLast; i++ {
+	for ; i < len(kept) && kept[i].seq <= w.maxLast; i++ {
 		w.writeLate(st, kept[i])
 	}
 	for rest := kept[i:]; len(rest) > 0; {
 		w.block = w.block[:0]
-		first, n := rest[0].Seq, 0
+		first, n := rest[0].seq, 0
 		for ; n < len(rest) && n < maxBlockResults && len(w.block) < maxBlockBytes; n++ {
-			w.appendRecord(st, rest[n])
+			w.appendRecord(rest[n])
 		}
-		w.maxLast = rest[n-1].Seq
+		w.maxLast = rest[n-1].seq
 		rest = rest[n:]
 		if err := st.exec("block", first, w.maxLast, n, w.block); err != nil {
 			w.b.fail(fmt.Errorf("results %d to %d: %w", first, w.maxLast, err))
 		}
 	}
-	clear(w.held)
+	clear(w.held) // let the chunks go
 	w.held = w.held[:0]
 	return nil
 }
@@ -298,27 +367,22 @@ func (w *RunWriter) flush(st *stmts) error {
 // errSeqTaken reports a result whose Seq is already in the run.
 var errSeqTaken = errors.New("a result with this Seq is already in the run; dropped")
 
-// appendRecord packs r at the end of the block.
-func (w *RunWriter) appendRecord(st *stmts, r *Result) {
-	w.rec = w.enc.append(st, w.rec[:0], r)
-	if err := w.enc.err; err != nil {
-		w.enc.err = nil
-		w.b.fail(fmt.Errorf("result %d: string table: %w", r.Seq, err))
-	}
-	w.block = binary.AppendUvarint(w.block, uint64(len(w.rec)))
-	w.block = append(w.block, w.rec...)
+// appendRecord packs r's record at the end of the block.
+func (w *RunWriter) appendRecord(r heldResult) {
+	w.block = binary.AppendUvarint(w.block, uint64(len(r.rec)))
+	w.block = append(w.block, r.rec...)
 }
 
 // writeLate writes r, numbered before the last block written, as a block
 // of its own, unless a block holds its Seq already.
-func (w *RunWriter) writeLate(st *stmts, r *Result) {
-	row, err := st.queryRow("cover", r.Seq)
+func (w *RunWriter) writeLate(st *stmts, r heldResult) {
+	row, err := st.queryRow("cover", r.seq)
 	if err == nil && row != nil {
 		last, _ := row[0].(int64)
 		data, _ := row[1].([]byte)
-		if r.Seq <= last {
+		if r.seq <= last {
 			var taken bool
-			taken, err = blockHolds(data, r.Seq)
+			taken, err = blockHolds(data, r.seq)
 			if err == nil && taken {
 				err = errSeqTaken
 			}
@@ -326,13 +390,13 @@ func (w *RunWriter) writeLate(st *stmts, r *Result) {
 	}
 	if err == nil {
 		w.block = w.block[:0]
-		w.appendRecord(st, r)
+		w.appendRecord(r)
 		// A late result alone in its block starts it: a Seq given twice
 		// breaks the primary key.
-		err = st.exec("block", r.Seq, r.Seq, 1, w.block)
+		err = st.exec("block", r.seq, r.seq, 1, w.block)
 	}
 	if err != nil {
-		w.b.fail(fmt.Errorf("result %d: %w", r.Seq, err))
+		w.b.fail(fmt.Errorf("result %d: %w", r.seq, err))
 	}
 }
 

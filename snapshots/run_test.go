@@ -2,15 +2,18 @@ package snapshots
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func sampleResult(i int) *Result {
@@ -332,27 +335,44 @@ func TestInternerLimits(t *testing.T) {
 			break
 		}
 	}
-	// A failed commit withdraws the strings of its transaction.
-	in.committed(nil)
-	in.withdraw(10)
-	in.committed(nil)
-	if in.n != maxInterned {
-		t.Errorf("withdraw after a commit changed the table: %d", in.n)
+}
+
+// TestRunFailedCommitKeepsStrings: a string is interned once, when a result
+// first names it twice; when the transaction that stored it fails, the
+// results written later still name it, so it is stored again.
+func TestRunFailedCommitKeepsStrings(t *testing.T) {
+	var commits atomic.Int64
+	testCommit = func(tx driver.Tx) error {
+		if commits.Add(1) == 1 {
+			tx.Rollback()
+			return errors.New("disk full")
+		}
+		return tx.Commit()
 	}
-	in2 := newInterner()
-	in2.id(fewValues, "a")
-	in2.id(fewValues, "a")
-	in2.committed(nil)
-	in2.id(fewValues, "b")
-	in2.id(fewValues, "b")
-	in2.committed(errors.New("disk full"))
-	if id, _ := in2.id(fewValues, "a"); id != 1 {
-		t.Errorf("a has id %d after a failed commit, want 1", id)
+	defer func() { testCommit = nil }()
+	path := filepath.Join(t.TempDir(), "a.run")
+	w, err := createRun(path, RunInfo{Name: "failing"}, 4, time.Hour) // commits every 4 records
+	if err != nil {
+		t.Fatal(err)
 	}
-	if id, _ := in2.id(fewValues, "b"); id != 0 {
-		t.Errorf("b kept id %d after its commit failed", id)
+	var want []*Result
+	for i := 1; i <= 12; i++ {
+		r := &Result{Phase: PhaseLoad, Endpoint: "GET /orders", Method: "GET", URL: "/orders", Status: 200}
+		w.Add(r)
+		if i > 4 { // the first transaction's are lost
+			want = append(want, r)
+		}
 	}
-	if id, _ := in2.id(fewValues, "b"); id != 2 {
-		t.Errorf("b interned again as %d, want 2", id)
+	if err := w.Close(RunInfo{}); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("Close = %v, want the failed commit", err)
+	}
+	r, err := OpenRun(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got := collect(t, r.Results(context.Background()))
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
 	}
 }

@@ -48,7 +48,7 @@ import (
 
 // Limits of a block.
 const (
-	maxBlockResults = 128
+	maxBlockResults = 512
 	maxBlockBytes   = 16 << 10 // a block ends past this size: it fits a page, no overflow pages
 )
 
@@ -61,123 +61,45 @@ const (
 	flagUpstream // upstream counts follow the SQL counts (only set when there are some)
 )
 
-// Limits of a run file's string table: what a writer interns, and what a
-// reader holds in memory, at most.
-const (
-	maxInterned    = 1 << 16 // strings
-	maxInternBytes = 8 << 20 // their total length
-	maxInternLen   = 4096    // longer strings are stored inline
-	// maxCandidates bounds the strings seen once, which are interned when
-	// seen again (most errors repeat; some never do).
-	maxCandidates = 1 << 16
-)
-
-// interner assigns ids to the strings a run writer stores in its string
-// table. It is owned by the writing goroutine.
-type interner struct {
-	// Strings of a few values (phases, methods, endpoints, fingerprints)
-	// are looked up apart from those of many (errors), so that their map
-	// stays small enough to be cheap to search.
-	groups [2]internGroup
-	n      int64 // strings interned
-	bytes  int
-	added  []internAdded // interned in the open transaction, not yet committed
-}
-
-// The groups of interned strings.
-const (
-	fewValues = iota
-	manyValues
-)
-
-type internGroup struct {
-	ids        map[string]int64
-	candidates map[string]struct{} // seen once, not interned yet
-}
-
-type internAdded struct {
-	group int
-	s     string
-}
-
-func newInterner() *interner {
-	in := &interner{}
-	for i := range in.groups {
-		in.groups[i] = internGroup{ids: map[string]int64{}, candidates: map[string]struct{}{}}
-	}
-	return in
-}
-
-// id returns the id of s in group, and whether s was interned just now
-// (the caller stores it); zero means s is to be stored inline.
-func (in *interner) id(group int, s string) (id int64, isNew bool) {
-	g := &in.groups[group]
-	if id, ok := g.ids[s]; ok {
-		return id, false
-	}
-	if len(s) > maxInternLen || in.n >= maxInterned || in.bytes+len(s) > maxInternBytes {
-		return 0, false
-	}
-	if _, ok := g.candidates[s]; !ok {
-		if len(g.candidates) >= maxCandidates {
-			clear(g.candidates)
-		}
-		g.candidates[s] = struct{}{}
-		return 0, false
-	}
-	delete(g.candidates, s)
-	in.n++
-	g.ids[s] = in.n
-	in.bytes += len(s)
-	in.added = append(in.added, internAdded{group, s})
-	return in.n, true
-}
-
-// withdraw forgets the strings interned last, down to count n: their rows
-// are not in the file (ids are dense, those added last are the highest).
-func (in *interner) withdraw(n int64) {
-	for in.n > n && len(in.added) > 0 {
-		a := in.added[len(in.added)-1]
-		in.added = in.added[:len(in.added)-1]
-		delete(in.groups[a.group].ids, a.s)
-		in.bytes -= len(a.s)
-		in.n--
-	}
-}
-
-// committed ends the transaction in which strings were added; when it
-// failed, their ids are withdrawn.
-func (in *interner) committed(err error) {
-	if err != nil {
-		in.withdraw(in.n - int64(len(in.added)))
-	}
-	clear(in.added)
-	in.added = in.added[:0]
-}
-
-// resultEncoder packs results; newStr stores each string interned.
+// resultEncoder packs results; the strings it interns wait in newStrs for
+// the writer to store them.
 type resultEncoder struct {
-	base   int64
-	in     *interner
-	newStr func(st *stmts, id int64, s string) error
-	err    error // first error of newStr
+	base    int64
+	in      *interner
+	newStrs []internedStr
+	// The phase, endpoint and method packed last: a run's results repeat
+	// them (the same strings), so most are packed without a map lookup.
+	phase, endpoint, method lastStr
+}
+
+// lastStr is a string interned as id.
+type lastStr struct {
+	s  string
+	id int64
+}
+
+// appendLast is appendStr for a string that repeats: last remembers it.
+func (enc *resultEncoder) appendLast(b []byte, last *lastStr, s string) []byte {
+	if last.id != 0 && last.s == s {
+		return binary.AppendUvarint(b, uint64(last.id)<<1|1)
+	}
+	at := len(b)
+	b = enc.appendStr(b, fewValues, s)
+	if tag, n := binary.Uvarint(b[at:]); n > 0 && tag&1 == 1 {
+		*last = lastStr{s: s, id: int64(tag >> 1)}
+	}
+	return b
 }
 
 // appendStr appends s as a uvarint tag: 0 for the empty string, 2·id+1 for
 // an interned string, 2·len for one stored inline (followed by its bytes).
-func (enc *resultEncoder) appendStr(st *stmts, b []byte, group int, s string) []byte {
+func (enc *resultEncoder) appendStr(b []byte, group int, s string) []byte {
 	if s == "" {
 		return append(b, 0)
 	}
 	if id, isNew := enc.in.id(group, s); id != 0 {
 		if isNew {
-			if err := enc.newStr(st, id, s); err != nil {
-				enc.in.withdraw(id - 1) // the string is not in the table
-				if enc.err == nil {
-					enc.err = err
-				}
-				return appendInline(b, s)
-			}
+			enc.newStrs = append(enc.newStrs, internedStr{id, s})
 		}
 		return binary.AppendUvarint(b, uint64(id)<<1|1)
 	}
@@ -190,7 +112,7 @@ func appendInline(b []byte, s string) []byte {
 }
 
 // append appends r's record to b.
-func (enc *resultEncoder) append(st *stmts, b []byte, r *Result) []byte {
+func (enc *resultEncoder) append(b []byte, r *Result) []byte {
 	var flags byte
 	if r.SQLCounted {
 		flags |= flagSQLCounted
@@ -211,11 +133,11 @@ func (enc *resultEncoder) append(st *stmts, b []byte, r *Result) []byte {
 	at := len(b)
 	b = append(b, flags)
 	b = binary.AppendVarint(b, r.Seq)
-	b = enc.appendStr(st, b, fewValues, r.Phase)
+	b = enc.appendLast(b, &enc.phase, r.Phase)
 	b = binary.AppendVarint(b, int64(r.Slice))
 	b = binary.AppendVarint(b, r.ExchangeID)
-	b = enc.appendStr(st, b, fewValues, r.Endpoint)
-	b = enc.appendStr(st, b, fewValues, r.Method)
+	b = enc.appendLast(b, &enc.endpoint, r.Endpoint)
+	b = enc.appendLast(b, &enc.method, r.Method)
 	b = appendInline(b, r.URL)
 	intended, sent, done := unixNano(r.Intended), unixNano(r.Sent), unixNano(r.Done)
 	b = binary.AppendVarint(b, intended-enc.base)
@@ -224,7 +146,7 @@ func (enc *resultEncoder) append(st *stmts, b []byte, r *Result) []byte {
 	b = binary.AppendVarint(b, int64(r.Status))
 	b = binary.AppendVarint(b, int64(r.RecordedStatus))
 	b = binary.AppendVarint(b, r.Bytes)
-	b = enc.appendStr(st, b, manyValues, r.Error)
+	b = enc.appendStr(b, manyValues, r.Error)
 	if nb, ok := appendLowerHex32(b, r.TraceID); ok {
 		b = nb
 		b[at] |= flagHexTrace
@@ -233,14 +155,14 @@ func (enc *resultEncoder) append(st *stmts, b []byte, r *Result) []byte {
 	}
 	b = binary.AppendUvarint(b, uint64(len(r.SQL)))
 	for _, c := range r.SQL {
-		b = enc.appendStr(st, b, fewValues, c.Fingerprint)
+		b = enc.appendStr(b, fewValues, c.Fingerprint)
 		b = binary.AppendVarint(b, int64(c.Count))
 		b = binary.AppendVarint(b, int64(c.Duration))
 		if sqlErrors {
 			b = binary.AppendVarint(b, int64(c.Errors))
 		}
 	}
-	return appendGRPC(enc.appendUpstream(st, b, r.Upstream), r)
+	return appendGRPC(enc.appendUpstream(b, r.Upstream), r)
 }
 
 // appendLowerHex32 appends the 16 bytes that s spells when s is 32
