@@ -113,12 +113,11 @@ type RunWriter struct {
 	b       batcher[runRecord]
 	lastSeq atomic.Int64
 
-	// Results are packed as they are added (under the batcher's lock),
-	// while the producer's writes are in its cache (read later on the
-	// writer's core, each result cost a few cache misses), and are not
-	// kept alive after.
-	enc   resultEncoder
-	arena []byte // the chunk records are packed into
+	// Results are packed as they are added, while the producer's writes
+	// are in its cache (read later on the writer's core, each result cost
+	// a few cache misses), and are not kept alive after; enc's interner and
+	// newStrs are under the batcher's lock (see Add).
+	enc resultEncoder
 
 	// Owned by the writing goroutine.
 	held    []heldResult      // results of the open transaction, not written yet
@@ -178,36 +177,46 @@ func createRun(path string, info RunInfo, size int, interval time.Duration) (*Ru
 // use; it blocks only while 10000 results are waiting. It packs r at once
 // and keeps nothing of it.
 func (w *RunWriter) Add(r *Result) {
-	// Numbering, packing and queueing under the batcher's lock queues the
-	// records in the order they were packed: a string's row always comes
-	// before the records that name it.
+	// Most records are packed before the lock is taken, with the ids
+	// published, but for their flags and Seq; a record that names a string
+	// without one is packed under the lock, which interns the string and
+	// queues its row before the record (the records that name a string
+	// always come after its row). Numbering under the lock queues the
+	// records in order of Seq: a result numbered before the last block
+	// written costs a block of its own.
+	var buf [256]byte
+	pk := recordPacker{enc: &w.enc}
+	body, flags := pk.body(buf[:recordHead], r)
+	var rec []byte
+	if !pk.missed {
+		rec = slices.Clone(body)
+	}
 	w.b.addFunc(func() runRecord {
 		if r.Seq == 0 {
 			r.Seq = w.lastSeq.Add(1)
 		} else {
 			atomicMax(&w.lastSeq, r.Seq)
 		}
-		if cap(w.arena)-len(w.arena) < arenaLeft {
-			w.arena = make([]byte, 0, arenaChunk)
+		if rec == nil {
+			rec = w.enc.append(nil, r)
+		} else {
+			head := binary.AppendVarint(append(buf[:0], flags), r.Seq)
+			at := recordHead - len(head)
+			copy(rec[at:], head)
+			rec = rec[at:]
 		}
-		at := len(w.arena)
-		w.arena = w.enc.append(w.arena, r)
-		rec := runRecord{seq: r.Seq, rec: w.arena[at:len(w.arena):len(w.arena)]}
+		rr := runRecord{seq: r.Seq, rec: rec}
 		if len(w.enc.newStrs) > 0 {
-			rec.strs = slices.Clone(w.enc.newStrs)
+			rr.strs = slices.Clone(w.enc.newStrs)
 			w.enc.newStrs = w.enc.newStrs[:0]
 		}
-		return rec
+		return rr
 	})
 }
 
-// Records are packed into chunks of arenaChunk bytes, a new one when less
-// than arenaLeft is left (a longer record grows the chunk); a chunk lives
-// as long as one of its records waits.
-const (
-	arenaChunk = 64 << 10
-	arenaLeft  = 512
-)
+// recordHead is the room left before a record's body for its flags and
+// Seq (a byte and at most ten).
+const recordHead = 11
 
 // CopiesResults says that Add keeps nothing of a result (it packs it at
 // once): a load generator may reuse the result (replayer.ResultCopier).

@@ -1,5 +1,10 @@
 package snapshots
 
+import (
+	"maps"
+	"sync/atomic"
+)
+
 // Limits of a run file's string table: what a writer interns, and what a
 // reader holds in memory, at most.
 const (
@@ -12,10 +17,10 @@ const (
 )
 
 // interner assigns ids to the strings a run writer stores in its string
-// table. It is owned by the encoder (RunWriter.Add, under its lock); an id
-// once given is never taken back: the writer stores its string before the
-// first record that names it, in the same transaction or an earlier one,
-// and again in the next transaction when the commit failed.
+// table, under the writer's lock (RunWriter.Add); an id once given is never
+// taken back: the writer stores its string before the first record that
+// names it, in the same transaction or an earlier one, and again in the
+// next transaction when the commit failed.
 type interner struct {
 	// Strings of a few values (phases, methods, endpoints, fingerprints)
 	// are looked up apart from those of many (errors), so that their map
@@ -23,7 +28,15 @@ type interner struct {
 	groups [2]internGroup
 	n      int64 // strings interned
 	bytes  int
+	// published is a copy of the first publishedMax ids of fewValues,
+	// replaced as strings are interned: read without the lock, it packs
+	// most records before the lock is taken.
+	published atomic.Pointer[map[string]int64]
 }
+
+// publishedMax bounds the ids published (each string interned copies
+// them): a string beyond it is packed under the lock.
+const publishedMax = 1024
 
 // The groups of interned strings.
 const (
@@ -71,5 +84,23 @@ func (in *interner) id(group int, s string) (id int64, isNew bool) {
 	in.n++
 	g.ids[s] = in.n
 	in.bytes += len(s)
+	if group == fewValues {
+		if old := in.published.Load(); old == nil || len(*old) < publishedMax {
+			m := make(map[string]int64, len(g.ids))
+			if old != nil {
+				maps.Copy(m, *old)
+			}
+			m[s] = in.n
+			in.published.Store(&m)
+		}
+	}
 	return in.n, true
+}
+
+// peek returns the published id of s (fewValues), zero when it has none.
+func (in *interner) peek(s string) int64 {
+	if m := in.published.Load(); m != nil {
+		return (*m)[s]
+	}
+	return 0
 }
