@@ -18,8 +18,9 @@ const (
 )
 
 // wakeAfter is how many waiting records wake the writing goroutine before
-// its transaction's deadline: it sleeps while fewer wait, so that a steady
-// trickle of records costs no wake-up (a futex call) per record.
+// its transaction's deadline, unless the batcher says otherwise: it sleeps
+// while fewer wait, so that a steady trickle of records costs no wake-up (a
+// futex call) per record.
 const wakeAfter = 256
 
 // stmts holds the writer's prepared statements, by name. They run on the
@@ -104,7 +105,11 @@ type batcher[T any] struct {
 	queries  map[string]string // prepared once, by name
 	interval time.Duration
 	size     int
-	logger   *slog.Logger
+	// wakeAfter, when set, replaces the constant wakeAfter: a writer with
+	// little to do per record (a run's records come packed) is woken
+	// less often.
+	wakeAfter int
+	logger    *slog.Logger
 	// write writes chunk (at most size records, in the order they were
 	// added) inside the open transaction, reporting failures through fail.
 	write func(st *stmts, chunk []T)
@@ -140,6 +145,9 @@ func (b *batcher[T]) start() {
 	}
 	if b.size <= 0 {
 		b.size = defaultBatchSize
+	}
+	if b.wakeAfter <= 0 {
+		b.wakeAfter = wakeAfter
 	}
 	if b.logger == nil {
 		b.logger = slog.New(slog.DiscardHandler)
@@ -234,7 +242,7 @@ func (b *batcher[T]) addFunc(mk func() T) bool {
 		return true // the error is close's to report
 	}
 	b.pending = append(b.pending, mk())
-	signal := b.idle || b.closed || len(b.pending) == wakeAfter || len(b.pending) == b.size
+	signal := b.idle || b.closed || len(b.pending) == b.wakeAfter || len(b.pending) == b.size
 	if signal {
 		b.idle = false
 	}
