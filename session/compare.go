@@ -123,7 +123,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (res *CompareResult, err er
 			return nil, fmt.Errorf("compare: %w", err)
 		}
 		s.explainWeights(plan.Explain)
-		rs[i] = replayer.Side{Name: s.sc.Name, Replayer: s.rp, Sink: observe(s.run, cfg.Observer, s.sc.Name), Measure: s.measure}
+		rs[i] = replayer.Side{Name: s.sc.Name, Replayer: s.rp, Sink: observe(packing{s.run}, cfg.Observer, s.sc.Name), Measure: s.measure}
 	}
 	st, runErr := replayer.Compare(ctx, plan, rs[0], rs[1])
 	rs = [2]replayer.Side{} // the replayers go with releaseReplayer below

@@ -26,7 +26,7 @@ func newSummarySink(rw *snapshots.RunWriter, info snapshots.RunInfo) *summarySin
 }
 
 func (s *summarySink) Add(r *snapshots.Result) {
-	s.rw.Add(r)
+	s.rw.Pack(r)
 	s.mu.Lock()
 	if s.sum != nil {
 		s.sum.Add(r)
@@ -36,6 +36,14 @@ func (s *summarySink) Add(r *snapshots.Result) {
 
 // CopiesResults: neither the run writer nor the summary keeps a result.
 func (s *summarySink) CopiesResults() {}
+
+// packing is a sink that writes results to a run file packed at once
+// (RunWriter.Pack), so that the replayer may reuse them.
+type packing struct{ rw *snapshots.RunWriter }
+
+func (p packing) Add(r *snapshots.Result) { p.rw.Pack(r) }
+
+func (packing) CopiesResults() {}
 
 // summary returns the summary of the results added so far.
 func (s *summarySink) summary() (*analyzer.Summary, error) {

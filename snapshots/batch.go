@@ -218,19 +218,20 @@ func (b *batcher[T]) run() {
 // add queues v; it blocks only while size records are waiting. It reports
 // false when the batcher is closed.
 func (b *batcher[T]) add(v T) bool {
-	return b.addFunc(func() T { return v })
+	return b.addFunc(func() T { return v }, true)
 }
 
 // addFunc queues the record mk returns, calling it under the batcher's
-// lock once there is room: records are queued in the order they were
-// made.
-func (b *batcher[T]) addFunc(mk func() T) bool {
+// lock once there is room (or at once, past size, when wait is false: the
+// caller holds a lock the writer may need): records are queued in the
+// order they were made.
+func (b *batcher[T]) addFunc(mk func() T, wait bool) bool {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
 		return false
 	}
-	for len(b.pending) >= b.size && !b.dead {
+	for wait && len(b.pending) >= b.size && !b.dead {
 		// Once waiting, the record goes in even if close comes meanwhile:
 		// close waits for it.
 		b.waiting++
@@ -251,6 +252,19 @@ func (b *batcher[T]) addFunc(mk func() T) bool {
 		b.signal()
 	}
 	return true
+}
+
+// waitRoom waits until fewer than size records wait (or the batcher is
+// closed or dead): a producer that then adds without waiting (addFunc's
+// wait false) goes past the bound by at most one record.
+func (b *batcher[T]) waitRoom() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for len(b.pending) >= b.size && !b.dead && !b.closed {
+		b.waiting++
+		b.space.Wait()
+		b.waiting--
+	}
 }
 
 // signal wakes the writing goroutine, or leaves it a token to find.

@@ -99,16 +99,19 @@ func BenchmarkRunWrite(b *testing.B) {
 	for i := range templates {
 		templates[i] = sampleResult(i + 1)
 	}
+	copied := func(i int) *Result {
+		r := *templates[i%len(templates)]
+		r.Seq = 0
+		return &r
+	}
 	for _, bench := range []struct {
 		name   string
 		result func(i int) *Result
+		pack   bool // RunWriter.Pack, not Add
 	}{
-		{"made", sampleResult},
-		{"copied", func(i int) *Result {
-			r := *templates[i%len(templates)]
-			r.Seq = 0
-			return &r
-		}},
+		{"made", sampleResult, false},
+		{"copied", copied, false},
+		{"copied-packed", copied, true},
 	} {
 		b.Run(bench.name, func(b *testing.B) {
 			path := filepath.Join(b.TempDir(), "bench.run")
@@ -123,7 +126,11 @@ func BenchmarkRunWrite(b *testing.B) {
 				i := 0
 				for pb.Next() {
 					i++
-					w.Add(bench.result(i))
+					if bench.pack {
+						w.Pack(bench.result(i))
+					} else {
+						w.Add(bench.result(i))
+					}
 				}
 			})
 			if err := w.Close(RunInfo{}); err != nil {

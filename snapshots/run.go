@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -113,14 +114,14 @@ type RunWriter struct {
 	b       batcher[runRecord]
 	lastSeq atomic.Int64
 
-	// Results are packed as they are added, while the producer's writes
-	// are in its cache (read later on the writer's core, each result cost
-	// a few cache misses), and are not kept alive after; enc's interner and
-	// newStrs are under the batcher's lock (see Add).
-	enc resultEncoder
+	// enc packs results: Add's on the writing goroutine, Pack's on the
+	// producer's (see Pack); its interner and newStrs are under encMu.
+	encMu sync.Mutex
+	enc   resultEncoder
 
 	// Owned by the writing goroutine.
 	held    []heldResult      // results of the open transaction, not written yet
+	heldBuf []byte            // the records of Add's results among them
 	heldRsp []*responseRecord // responses and hashes of the open transaction, in order
 	txStrs  []internedStr     // strings stored in the open transaction
 	unsaved []internedStr     // strings whose transaction failed: stored again in the next
@@ -175,59 +176,18 @@ func createRun(path string, info RunInfo, size int, interval time.Duration) (*Ru
 }
 
 // Add queues r for writing, assigning r.Seq when zero. Safe for concurrent
-// use; it blocks only while 10000 results are waiting. It packs r at once
-// and keeps nothing of it.
+// use; it blocks only while 10000 results are waiting. The writer owns r
+// afterwards (it only reads it, and packs it on its own goroutine: r may
+// be shared with other readers); see Pack for a producer that reuses its
+// results.
 func (w *RunWriter) Add(r *Result) {
-	// Most records are packed before the lock is taken, with the ids
-	// published, but for their flags and Seq; a record that names a string
-	// without one is packed under the lock, which interns the string and
-	// queues its row before the record (the records that name a string
-	// always come after its row). Numbering under the lock queues the
-	// records in order of Seq: a result numbered before the last block
-	// written costs a block of its own.
-	var buf [256]byte
-	pk := recordPacker{enc: &w.enc}
-	body, flags := pk.body(buf[:recordHead], r)
-	var rec []byte
-	if !pk.missed {
-		rec = slices.Clone(body)
+	if r.Seq == 0 {
+		r.Seq = w.lastSeq.Add(1)
+	} else {
+		atomicMax(&w.lastSeq, r.Seq)
 	}
-	w.b.addFunc(func() runRecord {
-		if r.Seq == 0 {
-			r.Seq = w.lastSeq.Add(1)
-		} else {
-			atomicMax(&w.lastSeq, r.Seq)
-		}
-		if rec == nil {
-			rec = w.enc.append(nil, r)
-		} else {
-			head := binary.AppendVarint(append(buf[:0], flags), r.Seq)
-			at := recordHead - len(head)
-			copy(rec[at:], head)
-			rec = rec[at:]
-		}
-		rr := runRecord{seq: r.Seq, rec: rec}
-		if len(w.enc.newStrs) > 0 {
-			rr.strs = slices.Clone(w.enc.newStrs)
-			w.enc.newStrs = w.enc.newStrs[:0]
-		}
-		return rr
-	})
+	w.b.add(runRecord{seq: r.Seq, res: r})
 }
-
-// runWakeAfter is how many waiting records wake a run writer (batcher's
-// wakeAfter): its records come packed, so it has little to do before the
-// commit, and each wake-up cost a futex call or two and the scheduler's
-// spinning (at 100,000 results a second, 400 a second at 256).
-const runWakeAfter = 4096
-
-// recordHead is the room left before a record's body for its flags and
-// Seq (a byte and at most ten).
-const recordHead = 11
-
-// CopiesResults says that Add keeps nothing of a result (it packs it at
-// once): a load generator may reuse the result (replayer.ResultCopier).
-func (w *RunWriter) CopiesResults() {}
 
 // Added is the number of results added so far (the highest Seq given);
 // a reader of the file sees them all once they are committed.
@@ -284,54 +244,15 @@ func (w *RunWriter) Close(info RunInfo) error {
 	return nil
 }
 
-// runRecord is one record queued by a RunWriter: a result's record (seq,
-// rec, and the strings it interned first), or a response sample or hashes
-// (see responses.go).
+// runRecord is one record queued by a RunWriter: a result (Add's res, or
+// Pack's record and the strings it interned first), or a response sample or
+// hashes (see responses.go).
 type runRecord struct {
 	seq  int64
+	res  *Result
 	rec  []byte
 	strs []internedStr
 	rsp  *responseRecord
-}
-
-// heldResult is a result of the open transaction: its record.
-type heldResult struct {
-	seq int64
-	rec []byte
-}
-
-// hold stores the strings chunk's records interned and keeps the records
-// until the transaction ends: sorting all its results then puts more of
-// them in order.
-func (w *RunWriter) hold(st *stmts, chunk []runRecord) {
-	for _, r := range chunk {
-		if r.rsp != nil {
-			w.heldRsp = append(w.heldRsp, r.rsp)
-			continue
-		}
-		for _, s := range r.strs {
-			w.storeStr(st, s)
-		}
-		w.held = append(w.held, heldResult{r.seq, r.rec})
-	}
-}
-
-// storeStr stores s in the strings table; it is stored again in the next
-// transaction when this one fails.
-func (w *RunWriter) storeStr(st *stmts, s internedStr) {
-	w.txStrs = append(w.txStrs, s)
-	if err := st.exec("string", s.id, s.s); err != nil {
-		w.b.fail(fmt.Errorf("string %d: %w", s.id, err))
-	}
-}
-
-// committed ends a transaction: when it failed, its strings are stored
-// again in the next (the records written later name them).
-func (w *RunWriter) committed(err error) {
-	if err != nil {
-		w.unsaved = append(w.unsaved, w.txStrs...)
-	}
-	w.txStrs = w.txStrs[:0]
 }
 
 // flush writes the results held, in order of Seq, in blocks (see
@@ -375,8 +296,9 @@ func (w *RunWriter) flush(st *stmts) error {
 			w.b.fail(fmt.Errorf("results %d to %d: %w", first, w.maxLast, err))
 		}
 	}
-	clear(w.held) // let the chunks go
+	clear(w.held) // let Pack's records go
 	w.held = w.held[:0]
+	w.heldBuf = w.heldBuf[:0]
 	return nil
 }
 

@@ -92,20 +92,34 @@ func TestRunRoundTrip(t *testing.T) {
 	}
 }
 
+// TestRunConcurrentAdd: 50 goroutines add 40 results each, with Add, with
+// Pack, and with both (every other goroutine), in transactions of 64
+// results: every result read back once, in order, whole.
 func TestRunConcurrentAdd(t *testing.T) {
+	for _, how := range []string{"add", "pack", "both"} {
+		t.Run(how, func(t *testing.T) { testRunConcurrentAdd(t, how) })
+	}
+}
+
+func testRunConcurrentAdd(t *testing.T, how string) {
 	path := filepath.Join(t.TempDir(), "c.run")
-	w, err := CreateRun(path, RunInfo{Name: "c"})
+	w, err := createRun(path, RunInfo{Name: "c"}, 64, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
 	for g := 0; g < 50; g++ {
+		pack := how == "pack" || how == "both" && g%2 == 1
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 40; i++ {
 				r := sampleResult(i)
-				w.Add(r)
+				if pack {
+					w.Pack(r)
+				} else {
+					w.Add(r)
+				}
 			}
 		}()
 	}
@@ -339,8 +353,15 @@ func TestInternerLimits(t *testing.T) {
 
 // TestRunFailedCommitKeepsStrings: a string is interned once, when a result
 // first names it twice; when the transaction that stored it fails, the
-// results written later still name it, so it is stored again.
+// results written later still name it, so it is stored again (results
+// packed by the writer, Add, and by the producer, Pack).
 func TestRunFailedCommitKeepsStrings(t *testing.T) {
+	for _, pack := range []bool{false, true} {
+		t.Run(fmt.Sprint("pack=", pack), func(t *testing.T) { testRunFailedCommitKeepsStrings(t, pack) })
+	}
+}
+
+func testRunFailedCommitKeepsStrings(t *testing.T, pack bool) {
 	var commits atomic.Int64
 	testCommit = func(tx driver.Tx) error {
 		if commits.Add(1) == 1 {
@@ -358,7 +379,11 @@ func TestRunFailedCommitKeepsStrings(t *testing.T) {
 	var want []*Result
 	for i := 1; i <= 12; i++ {
 		r := &Result{Phase: PhaseLoad, Endpoint: "GET /orders", Method: "GET", URL: "/orders", Status: 200}
-		w.Add(r)
+		if pack {
+			w.Pack(r)
+		} else {
+			w.Add(r)
+		}
 		if i > 4 { // the first transaction's are lost
 			want = append(want, r)
 		}

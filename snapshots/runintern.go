@@ -17,7 +17,7 @@ const (
 )
 
 // interner assigns ids to the strings a run writer stores in its string
-// table, under the writer's lock (RunWriter.Add); an id once given is never
+// table, under the writer's encMu; an id once given is never
 // taken back: the writer stores its string before the first record that
 // names it, in the same transaction or an earlier one, and again in the
 // next transaction when the commit failed.
@@ -29,9 +29,11 @@ type interner struct {
 	n      int64 // strings interned
 	bytes  int
 	// published is a copy of the first publishedMax ids of fewValues,
-	// replaced as strings are interned: read without the lock, it packs
-	// most records before the lock is taken.
-	published atomic.Pointer[map[string]int64]
+	// read without a lock (RunWriter.Pack packs most records with it);
+	// publish replaces it once the rows of the strings interned since
+	// (unpublished) are stored or queued.
+	published   atomic.Pointer[map[string]int64]
+	unpublished []internedStr
 }
 
 // publishedMax bounds the ids published (each string interned copies
@@ -85,16 +87,33 @@ func (in *interner) id(group int, s string) (id int64, isNew bool) {
 	g.ids[s] = in.n
 	in.bytes += len(s)
 	if group == fewValues {
-		if old := in.published.Load(); old == nil || len(*old) < publishedMax {
-			m := make(map[string]int64, len(g.ids))
-			if old != nil {
-				maps.Copy(m, *old)
-			}
-			m[s] = in.n
-			in.published.Store(&m)
-		}
+		in.unpublished = append(in.unpublished, internedStr{in.n, s})
 	}
 	return in.n, true
+}
+
+// publish publishes the ids interned since it was last called, up to
+// publishedMax in all.
+func (in *interner) publish() {
+	if len(in.unpublished) == 0 {
+		return
+	}
+	old := in.published.Load()
+	if old != nil && len(*old) >= publishedMax {
+		in.unpublished = in.unpublished[:0]
+		return
+	}
+	m := make(map[string]int64)
+	if old != nil {
+		maps.Copy(m, *old)
+	}
+	for _, s := range in.unpublished {
+		if len(m) < publishedMax {
+			m[s.s] = s.id
+		}
+	}
+	in.unpublished = in.unpublished[:0]
+	in.published.Store(&m)
 }
 
 // peek returns the published id of s (fewValues), zero when it has none.
