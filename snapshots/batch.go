@@ -18,7 +18,7 @@ const (
 )
 
 // wakeAfter is how many waiting records wake the writing goroutine before
-// its transaction's deadline, unless the batcher says otherwise: it sleeps
+// its transaction's deadline: it sleeps
 // while fewer wait, so that a steady trickle of records costs no wake-up (a
 // futex call) per record.
 const wakeAfter = 256
@@ -105,11 +105,7 @@ type batcher[T any] struct {
 	queries  map[string]string // prepared once, by name
 	interval time.Duration
 	size     int
-	// wakeAfter, when set, replaces the constant wakeAfter: a writer with
-	// little to do per record (a run's records come packed) is woken
-	// less often.
-	wakeAfter int
-	logger    *slog.Logger
+	logger   *slog.Logger
 	// write writes chunk (at most size records, in the order they were
 	// added) inside the open transaction, reporting failures through fail.
 	write func(st *stmts, chunk []T)
@@ -145,9 +141,6 @@ func (b *batcher[T]) start() {
 	}
 	if b.size <= 0 {
 		b.size = defaultBatchSize
-	}
-	if b.wakeAfter <= 0 {
-		b.wakeAfter = wakeAfter
 	}
 	if b.logger == nil {
 		b.logger = slog.New(slog.DiscardHandler)
@@ -218,20 +211,19 @@ func (b *batcher[T]) run() {
 // add queues v; it blocks only while size records are waiting. It reports
 // false when the batcher is closed.
 func (b *batcher[T]) add(v T) bool {
-	return b.addFunc(func() T { return v }, true)
+	return b.addFunc(func() T { return v })
 }
 
 // addFunc queues the record mk returns, calling it under the batcher's
-// lock once there is room (or at once, past size, when wait is false: the
-// caller holds a lock the writer may need): records are queued in the
-// order they were made.
-func (b *batcher[T]) addFunc(mk func() T, wait bool) bool {
+// lock once there is room: records are queued in the order they were
+// made.
+func (b *batcher[T]) addFunc(mk func() T) bool {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
 		return false
 	}
-	for wait && len(b.pending) >= b.size && !b.dead {
+	for len(b.pending) >= b.size && !b.dead {
 		// Once waiting, the record goes in even if close comes meanwhile:
 		// close waits for it.
 		b.waiting++
@@ -243,7 +235,7 @@ func (b *batcher[T]) addFunc(mk func() T, wait bool) bool {
 		return true // the error is close's to report
 	}
 	b.pending = append(b.pending, mk())
-	signal := b.idle || b.closed || len(b.pending) == b.wakeAfter || len(b.pending) == b.size
+	signal := b.idle || b.closed || len(b.pending) == wakeAfter || len(b.pending) == b.size
 	if signal {
 		b.idle = false
 	}
@@ -252,19 +244,6 @@ func (b *batcher[T]) addFunc(mk func() T, wait bool) bool {
 		b.signal()
 	}
 	return true
-}
-
-// waitRoom waits until fewer than size records wait (or the batcher is
-// closed or dead): a producer that then adds without waiting (addFunc's
-// wait false) goes past the bound by at most one record.
-func (b *batcher[T]) waitRoom() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for len(b.pending) >= b.size && !b.dead && !b.closed {
-		b.waiting++
-		b.space.Wait()
-		b.waiting--
-	}
 }
 
 // signal wakes the writing goroutine, or leaves it a token to find.

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -115,9 +114,9 @@ type RunWriter struct {
 	lastSeq atomic.Int64
 
 	// enc packs results: Add's on the writing goroutine, Pack's on the
-	// producer's (see Pack); its interner and newStrs are under encMu.
-	encMu sync.Mutex
+	// producer's (see Pack), under the batcher's lock; arena holds Pack's.
 	enc   resultEncoder
+	arena []byte
 
 	// Owned by the writing goroutine.
 	held    []heldResult      // results of the open transaction, not written yet
@@ -166,7 +165,6 @@ func createRun(path string, info RunInfo, size int, interval time.Duration) (*Ru
 		},
 		size:         size,
 		interval:     interval,
-		wakeAfter:    runWakeAfter,
 		write:        w.hold,
 		beforeCommit: w.flush,
 		afterCommit:  w.committed,

@@ -20,7 +20,7 @@ import (
 // A record is packed: times as nanosecond offsets, and the strings that
 // repeat (phases, endpoints, methods, errors, SQL fingerprints) interned in
 // the strings table and referred to by id. In order (varint: zig-zag, as
-// encoding/binary's AppendVarint; str: see recordPacker.str):
+// encoding/binary's AppendVarint; str: see appendStr):
 //
 //	flags          1 byte: flagSQLCounted, flagHexTrace, flagSQLErrors, flagUpstreamCounted, flagUpstream, flagGRPC
 //	Seq            varint
@@ -62,49 +62,44 @@ const (
 )
 
 // resultEncoder packs results; the strings it interns wait in newStrs for
-// the writer to store them. It is shared: a recordPacker packs one record.
+// the writer to store them. A RunWriter's is used under its batcher's lock.
 type resultEncoder struct {
 	base    int64
 	in      *interner
-	newStrs []internedStr // under the writer's lock
+	newStrs []internedStr
+	// The phase, endpoint and method packed last: a run's results repeat
+	// them (the same strings), so most are packed without a map lookup.
+	phase, endpoint, method lastStr
 }
 
-// recordPacker packs one record with enc: under the writer's lock
-// (locked), interning strings; else with the published ids alone, noting
-// in missed a string it could not pack that way (the record is then packed
-// again under the lock).
-type recordPacker struct {
-	enc    *resultEncoder
-	locked bool
-	missed bool
+// lastStr is a string interned as id.
+type lastStr struct {
+	s  string
+	id int64
 }
 
-// append packs r's record at the end of b, under the writer's lock.
-func (enc *resultEncoder) append(b []byte, r *Result) []byte {
-	pk := recordPacker{enc: enc, locked: true}
-	return pk.append(b, r)
+// appendLast is appendStr for a string that repeats: last remembers it.
+func (enc *resultEncoder) appendLast(b []byte, last *lastStr, s string) []byte {
+	if last.id != 0 && last.s == s {
+		return binary.AppendUvarint(b, uint64(last.id)<<1|1)
+	}
+	at := len(b)
+	b = enc.appendStr(b, fewValues, s)
+	if tag, n := binary.Uvarint(b[at:]); n > 0 && tag&1 == 1 {
+		*last = lastStr{s: s, id: int64(tag >> 1)}
+	}
+	return b
 }
 
-// str appends s as a uvarint tag: 0 for the empty string, 2·id+1 for an
-// interned string, 2·len for one stored inline (followed by its bytes).
-func (pk *recordPacker) str(b []byte, group int, s string) []byte {
+// appendStr appends s as a uvarint tag: 0 for the empty string, 2·id+1 for
+// an interned string, 2·len for one stored inline (followed by its bytes).
+func (enc *resultEncoder) appendStr(b []byte, group int, s string) []byte {
 	if s == "" {
 		return append(b, 0)
 	}
-	if !pk.locked {
-		id := int64(0)
-		if group == fewValues {
-			id = pk.enc.in.peek(s)
-		}
-		if id == 0 {
-			pk.missed = true
-			return b
-		}
-		return binary.AppendUvarint(b, uint64(id)<<1|1)
-	}
-	if id, isNew := pk.enc.in.id(group, s); id != 0 {
+	if id, isNew := enc.in.id(group, s); id != 0 {
 		if isNew {
-			pk.enc.newStrs = append(pk.enc.newStrs, internedStr{id, s})
+			enc.newStrs = append(enc.newStrs, internedStr{id, s})
 		}
 		return binary.AppendUvarint(b, uint64(id)<<1|1)
 	}
@@ -117,17 +112,7 @@ func appendInline(b []byte, s string) []byte {
 }
 
 // append appends r's record to b.
-func (pk *recordPacker) append(b []byte, r *Result) []byte {
-	at := len(b)
-	b = append(b, 0) // the flags, known once the rest is packed
-	b = binary.AppendVarint(b, r.Seq)
-	b, flags := pk.body(b, r)
-	b[at] = flags
-	return b
-}
-
-// body appends what follows Seq in r's record to b, and returns the flags.
-func (pk *recordPacker) body(b []byte, r *Result) ([]byte, byte) {
+func (enc *resultEncoder) append(b []byte, r *Result) []byte {
 	var flags byte
 	if r.SQLCounted {
 		flags |= flagSQLCounted
@@ -143,36 +128,41 @@ func (pk *recordPacker) body(b []byte, r *Result) ([]byte, byte) {
 	if r.GRPC {
 		flags |= flagGRPC
 	}
-	b = pk.str(b, fewValues, r.Phase)
+	// flagHexTrace is known once the trace id is packed: the flags byte is
+	// set then.
+	at := len(b)
+	b = append(b, flags)
+	b = binary.AppendVarint(b, r.Seq)
+	b = enc.appendLast(b, &enc.phase, r.Phase)
 	b = binary.AppendVarint(b, int64(r.Slice))
 	b = binary.AppendVarint(b, r.ExchangeID)
-	b = pk.str(b, fewValues, r.Endpoint)
-	b = pk.str(b, fewValues, r.Method)
+	b = enc.appendLast(b, &enc.endpoint, r.Endpoint)
+	b = enc.appendLast(b, &enc.method, r.Method)
 	b = appendInline(b, r.URL)
 	intended, sent, done := unixNano(r.Intended), unixNano(r.Sent), unixNano(r.Done)
-	b = binary.AppendVarint(b, intended-pk.enc.base)
+	b = binary.AppendVarint(b, intended-enc.base)
 	b = binary.AppendVarint(b, sent-intended)
 	b = binary.AppendVarint(b, done-sent)
 	b = binary.AppendVarint(b, int64(r.Status))
 	b = binary.AppendVarint(b, int64(r.RecordedStatus))
 	b = binary.AppendVarint(b, r.Bytes)
-	b = pk.str(b, manyValues, r.Error)
+	b = enc.appendStr(b, manyValues, r.Error)
 	if nb, ok := appendLowerHex32(b, r.TraceID); ok {
 		b = nb
-		flags |= flagHexTrace
+		b[at] |= flagHexTrace
 	} else {
 		b = appendInline(b, r.TraceID)
 	}
 	b = binary.AppendUvarint(b, uint64(len(r.SQL)))
 	for _, c := range r.SQL {
-		b = pk.str(b, fewValues, c.Fingerprint)
+		b = enc.appendStr(b, fewValues, c.Fingerprint)
 		b = binary.AppendVarint(b, int64(c.Count))
 		b = binary.AppendVarint(b, int64(c.Duration))
 		if sqlErrors {
 			b = binary.AppendVarint(b, int64(c.Errors))
 		}
 	}
-	return appendGRPC(pk.upstream(b, r.Upstream), r), flags
+	return appendGRPC(enc.appendUpstream(b, r.Upstream), r)
 }
 
 // appendLowerHex32 appends the 16 bytes that s spells when s is 32

@@ -1,10 +1,5 @@
 package snapshots
 
-import (
-	"maps"
-	"sync/atomic"
-)
-
 // Limits of a run file's string table: what a writer interns, and what a
 // reader holds in memory, at most.
 const (
@@ -17,7 +12,7 @@ const (
 )
 
 // interner assigns ids to the strings a run writer stores in its string
-// table, under the writer's encMu; an id once given is never
+// table, under the writer's batcher's lock; an id once given is never
 // taken back: the writer stores its string before the first record that
 // names it, in the same transaction or an earlier one, and again in the
 // next transaction when the commit failed.
@@ -28,17 +23,7 @@ type interner struct {
 	groups [2]internGroup
 	n      int64 // strings interned
 	bytes  int
-	// published is a copy of the first publishedMax ids of fewValues,
-	// read without a lock (RunWriter.Pack packs most records with it);
-	// publish replaces it once the rows of the strings interned since
-	// (unpublished) are stored or queued.
-	published   atomic.Pointer[map[string]int64]
-	unpublished []internedStr
 }
-
-// publishedMax bounds the ids published (each string interned copies
-// them): a string beyond it is packed under the lock.
-const publishedMax = 1024
 
 // The groups of interned strings.
 const (
@@ -86,40 +71,5 @@ func (in *interner) id(group int, s string) (id int64, isNew bool) {
 	in.n++
 	g.ids[s] = in.n
 	in.bytes += len(s)
-	if group == fewValues {
-		in.unpublished = append(in.unpublished, internedStr{in.n, s})
-	}
 	return in.n, true
-}
-
-// publish publishes the ids interned since it was last called, up to
-// publishedMax in all.
-func (in *interner) publish() {
-	if len(in.unpublished) == 0 {
-		return
-	}
-	old := in.published.Load()
-	if old != nil && len(*old) >= publishedMax {
-		in.unpublished = in.unpublished[:0]
-		return
-	}
-	m := make(map[string]int64)
-	if old != nil {
-		maps.Copy(m, *old)
-	}
-	for _, s := range in.unpublished {
-		if len(m) < publishedMax {
-			m[s.s] = s.id
-		}
-	}
-	in.unpublished = in.unpublished[:0]
-	in.published.Store(&m)
-}
-
-// peek returns the published id of s (fewValues), zero when it has none.
-func (in *interner) peek(s string) int64 {
-	if m := in.published.Load(); m != nil {
-		return (*m)[s]
-	}
-	return 0
 }

@@ -1,7 +1,6 @@
 package snapshots
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
 )
@@ -11,43 +10,33 @@ import (
 // generator's event loop, replayer.ResultCopier). It costs the caller the
 // packing (a few hundred nanoseconds) that Add leaves to the writer.
 func (w *RunWriter) Pack(r *Result) {
-	// Most records are packed before any lock is taken, with the ids
-	// published, but for their flags and Seq. Numbering under the
-	// batcher's lock queues them in order of Seq (a result numbered before
-	// the last block written costs a block of its own).
-	var buf [256]byte
-	pk := recordPacker{enc: &w.enc}
-	body, flags := pk.body(buf[:recordHead], r)
-	if !pk.missed {
-		rec := slices.Clone(body)
-		w.b.addFunc(func() runRecord {
-			w.number(r)
-			head := binary.AppendVarint(append(buf[:0], flags), r.Seq)
-			at := recordHead - len(head)
-			copy(rec[at:], head)
-			return runRecord{seq: r.Seq, rec: rec[at:]}
-		}, true)
-		return
-	}
-	// A string without a published id: pack under the encoder's lock,
-	// which interns it, queue its row before the record, and publish its
-	// id only then (the records that name a string come after its row).
-	// Room is waited for first, and the record queued without waiting
-	// then (the writer may need encMu to make room).
-	w.b.waitRoom()
-	w.encMu.Lock()
-	defer w.encMu.Unlock()
+	// Numbering, packing and queueing under the batcher's lock queues the
+	// records in the order of Seq (a result numbered before the last block
+	// written costs a block of its own), and a string's row before the
+	// records that name it.
 	w.b.addFunc(func() runRecord {
 		w.number(r)
-		rr := runRecord{seq: r.Seq, rec: w.enc.append(nil, r)}
+		if cap(w.arena)-len(w.arena) < arenaLeft {
+			w.arena = make([]byte, 0, arenaChunk)
+		}
+		at := len(w.arena)
+		w.arena = w.enc.append(w.arena, r)
+		rr := runRecord{seq: r.Seq, rec: w.arena[at:len(w.arena):len(w.arena)]}
 		if len(w.enc.newStrs) > 0 {
 			rr.strs = slices.Clone(w.enc.newStrs)
 			w.enc.newStrs = w.enc.newStrs[:0]
 		}
 		return rr
-	}, false)
-	w.enc.in.publish()
+	})
 }
+
+// Pack's records are packed into chunks of arenaChunk bytes, a new one when
+// less than arenaLeft is left (a longer record grows the chunk); a chunk
+// lives as long as one of its records waits.
+const (
+	arenaChunk = 64 << 10
+	arenaLeft  = 512
+)
 
 // number assigns r.Seq when zero.
 func (w *RunWriter) number(r *Result) {
@@ -58,43 +47,34 @@ func (w *RunWriter) number(r *Result) {
 	}
 }
 
-// runWakeAfter is how many waiting records wake a run writer (batcher's
-// wakeAfter): each wake-up costs a futex call or two and the scheduler's
-// spinning (at 100,000 results a second, 400 a second at 256), and a
-// writer has little to do before the commit (Pack's records come packed;
-// Add's it packs as well then as earlier).
-const runWakeAfter = 4096
-
-// recordHead is the room left before a record's body for its flags and
-// Seq (a byte and at most ten).
-const recordHead = 11
-
 // heldResult is a result of the open transaction: its record.
 type heldResult struct {
 	seq int64
 	rec []byte
 }
 
-// hold packs Add's results of chunk and stores the strings Pack's interned,
+// hold packs Add's results of chunk and stores the strings interned,
 // and keeps the records until the transaction ends: sorting all its
 // results then puts more of them in order.
 func (w *RunWriter) hold(st *stmts, chunk []runRecord) {
-	locked := false
 	for _, r := range chunk {
 		switch {
 		case r.rsp != nil:
 			w.heldRsp = append(w.heldRsp, r.rsp)
 		case r.res != nil:
-			if !locked {
-				w.encMu.Lock()
-				locked = true
-			}
+			// The encoder is Pack's too: under the batcher's lock, one
+			// record at a time (a producer waits a record's packing at
+			// most), the rows of the strings it interns stored before the
+			// record and before any Pack record that names them.
 			at := len(w.heldBuf)
+			w.b.mu.Lock()
 			w.heldBuf = w.enc.append(w.heldBuf, r.res)
-			for _, s := range w.enc.newStrs {
+			strs := w.enc.newStrs
+			w.enc.newStrs = nil
+			w.b.mu.Unlock()
+			for _, s := range strs {
 				w.storeStr(st, s)
 			}
-			w.enc.newStrs = w.enc.newStrs[:0]
 			w.held = append(w.held, heldResult{r.seq, w.heldBuf[at:len(w.heldBuf):len(w.heldBuf)]})
 		default:
 			for _, s := range r.strs {
@@ -102,10 +82,6 @@ func (w *RunWriter) hold(st *stmts, chunk []runRecord) {
 			}
 			w.held = append(w.held, heldResult{r.seq, r.rec})
 		}
-	}
-	if locked {
-		w.enc.in.publish() // their rows are in this transaction, before any record that names them
-		w.encMu.Unlock()
 	}
 }
 

@@ -17,16 +17,16 @@ func upstreamFlags(r *Result) byte {
 	return f
 }
 
-// upstream appends the upstream counts, when there are some (see
+// appendUpstream appends the upstream counts, when there are some (see
 // runcodec.go for the layout).
-func (pk *recordPacker) upstream(b []byte, counts []UpstreamCount) []byte {
+func (enc *resultEncoder) appendUpstream(b []byte, counts []UpstreamCount) []byte {
 	if len(counts) == 0 {
 		return b
 	}
 	b = binary.AppendUvarint(b, uint64(len(counts)))
 	for _, c := range counts {
-		b = pk.str(b, fewValues, c.Service)
-		b = pk.str(b, fewValues, c.Endpoint)
+		b = enc.appendStr(b, fewValues, c.Service)
+		b = enc.appendStr(b, fewValues, c.Endpoint)
 		b = binary.AppendVarint(b, int64(c.Count))
 		b = binary.AppendVarint(b, int64(c.Duration))
 		b = binary.AppendVarint(b, int64(c.Misses))
