@@ -294,7 +294,7 @@ func (w *RunWriter) flush(st *stmts) error {
 			w.b.fail(fmt.Errorf("results %d to %d: %w", first, w.maxLast, err))
 		}
 	}
-	clear(w.held) // let Pack's records go
+	clear(w.held) // let the records go
 	w.held = w.held[:0]
 	w.heldBuf = w.heldBuf[:0]
 	return nil

@@ -53,34 +53,41 @@ type heldResult struct {
 	rec []byte
 }
 
-// hold packs Add's results of chunk and stores the strings interned,
-// and keeps the records until the transaction ends: sorting all its
-// results then puts more of them in order.
+// hold packs chunk's results from Add and keeps the records until the
+// transaction ends (sorting all its results then puts more of them in
+// order), storing the rows of the strings they interned.
 func (w *RunWriter) hold(st *stmts, chunk []runRecord) {
+	// The encoder is Pack's too: Add's results are packed under the
+	// batcher's lock, taken once for the chunk (a producer waits for a
+	// chunk's packing at most), and the rows of the strings they intern
+	// stored before any record that names them (Pack's are queued after
+	// the lock is let go).
+	locked := false
 	for _, r := range chunk {
 		switch {
 		case r.rsp != nil:
 			w.heldRsp = append(w.heldRsp, r.rsp)
 		case r.res != nil:
-			// The encoder is Pack's too: under the batcher's lock, one
-			// record at a time (a producer waits a record's packing at
-			// most), the rows of the strings it interns stored before the
-			// record and before any Pack record that names them.
-			at := len(w.heldBuf)
-			w.b.mu.Lock()
-			w.heldBuf = w.enc.append(w.heldBuf, r.res)
-			strs := w.enc.newStrs
-			w.enc.newStrs = nil
-			w.b.mu.Unlock()
-			for _, s := range strs {
-				w.storeStr(st, s)
+			if !locked {
+				w.b.mu.Lock()
+				locked = true
 			}
+			at := len(w.heldBuf)
+			w.heldBuf = w.enc.append(w.heldBuf, r.res)
 			w.held = append(w.held, heldResult{r.seq, w.heldBuf[at:len(w.heldBuf):len(w.heldBuf)]})
 		default:
 			for _, s := range r.strs {
 				w.storeStr(st, s)
 			}
 			w.held = append(w.held, heldResult{r.seq, r.rec})
+		}
+	}
+	if locked {
+		strs := w.enc.newStrs
+		w.enc.newStrs = nil
+		w.b.mu.Unlock()
+		for _, s := range strs {
+			w.storeStr(st, s)
 		}
 	}
 }
