@@ -18,9 +18,8 @@ const (
 )
 
 // wakeAfter is how many waiting records wake the writing goroutine before
-// its transaction's deadline: it sleeps
-// while fewer wait, so that a steady trickle of records costs no wake-up (a
-// futex call) per record.
+// its transaction's deadline: it sleeps while fewer wait, so that a steady
+// trickle of records costs no wake-up (a futex call) per record.
 const wakeAfter = 256
 
 // stmts holds the writer's prepared statements, by name. They run on the

@@ -179,11 +179,7 @@ func createRun(path string, info RunInfo, size int, interval time.Duration) (*Ru
 // be shared with other readers); see Pack for a producer that reuses its
 // results.
 func (w *RunWriter) Add(r *Result) {
-	if r.Seq == 0 {
-		r.Seq = w.lastSeq.Add(1)
-	} else {
-		atomicMax(&w.lastSeq, r.Seq)
-	}
+	w.number(r)
 	w.b.add(runRecord{seq: r.Seq, res: r})
 }
 
