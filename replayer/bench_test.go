@@ -56,7 +56,7 @@ func BenchmarkClosedNetHTTP(b *testing.B)    { benchmarkClosed(b, true) }
 func BenchmarkTraceparent(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		newTraceparent(nil)
+		newTraceparent()
 	}
 }
 

@@ -56,7 +56,7 @@ type lvu struct {
 
 	// The request in flight.
 	t        *template
-	lr       *loopResult // its result; reused once handed over when the sink copies results
+	lr       *snapshots.Result // its result; reused once handed over when the sink copies results
 	res      *snapshots.Result
 	out      outgoing
 	tap      *bodyTap
@@ -258,8 +258,7 @@ func (l *evLoop) next(v *lvu, now time.Time) {
 			return
 		}
 		t := r.seq.at(int(g % int64(r.seq.len())))
-		lr := l.result(v, now)
-		res := &lr.res
+		res := l.result(v, now)
 		l.c.enter()
 		switch {
 		case t.readErr != nil:
@@ -272,32 +271,26 @@ func (l *evLoop) next(v *lvu, now time.Time) {
 			l.away(v, g, t, res)
 			return
 		}
-		l.start(v, t, lr, now)
+		l.start(v, t, res, now)
 		return
 	}
 }
 
 // result returns the result of v's next request, intended at intended:
-// v's last one, handed over already, when the sink copies results (its
-// traceparent then gets memory of its own: the sink may keep the string),
-// else a new one.
-func (l *evLoop) result(v *lvu, intended time.Time) *loopResult {
+// v's last one, handed over already, when the sink copies results, else a
+// new one.
+func (l *evLoop) result(v *lvu, intended time.Time) *snapshots.Result {
 	if v.lr == nil || !l.copies {
-		v.lr = &loopResult{}
+		v.lr = &snapshots.Result{}
 	}
-	v.lr.res = snapshots.Result{Intended: intended, Phase: l.p.Phase}
+	*v.lr = snapshots.Result{Intended: intended, Phase: l.p.Phase}
 	return v.lr
 }
 
-// start sends v's request t, its result lr, at now.
-func (l *evLoop) start(v *lvu, t *template, lr *loopResult, now time.Time) {
-	res := &lr.res
+// start sends v's request t, its result res, at now.
+func (l *evLoop) start(v *lvu, t *template, res *snapshots.Result, now time.Time) {
 	v.t, v.res = t, res
-	tpBuf := &lr.tp
-	if l.copies {
-		tpBuf = nil
-	}
-	v.out = l.r.beginIn(t, res, false, tpBuf)
+	v.out = l.r.begin(t, res, false)
 	v.tap = l.r.tapInto(&v.tapBuf, t, l.p.Phase)
 	res.Sent = now
 	v.deadline = now.Add(l.r.timeout)

@@ -285,8 +285,7 @@ func (l *evLoop) worker(now time.Time) *lvu {
 // was held.
 func (l *evLoop) startJob(v *lvu, j job) {
 	r := l.r
-	lr := l.result(v, j.intended)
-	res := &lr.res
+	res := l.result(v, j.intended)
 	l.c.enter()
 	if j.held {
 		l.c.sentLate(time.Since(j.intended))
@@ -302,7 +301,7 @@ func (l *evLoop) startJob(v *lvu, j job) {
 		l.away(v, j.g, j.t, res)
 		return
 	}
-	l.start(v, j.t, lr, time.Now())
+	l.start(v, j.t, res, time.Now())
 }
 
 // free makes v, whose request ended, idle.

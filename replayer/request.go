@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/replaykit/replay/internal/hopbyhop"
 	"github.com/replaykit/replay/snapshots"
@@ -166,15 +165,10 @@ func canonical(h http.Header) http.Header {
 }
 
 // newTraceparent returns a fresh W3C traceparent (version 00, sampled) and
-// its trace id, written into buf when not nil (tp then refers to it: buf
-// must not change afterwards), else into a new string. It is on every
-// request's path: two hex digits at a time from a table.
-func newTraceparent(buf *[55]byte) (tp, traceID string, id int64) {
-	var own [55]byte
-	b := &own
-	if buf != nil {
-		b = buf
-	}
+// its trace id. It is on every request's path: two hex digits at a time
+// from a table.
+func newTraceparent() (tp, traceID string, id int64) {
+	var b [55]byte
 	copy(b[:], "00-")
 	hi, lo, span := rand.Uint64(), rand.Uint64(), rand.Uint64()|1
 	if hi == 0 && lo == 0 {
@@ -185,11 +179,7 @@ func newTraceparent(buf *[55]byte) (tp, traceID string, id int64) {
 	b[35] = '-'
 	putHex64(b[36:52], span)
 	copy(b[52:], "-01")
-	if buf != nil {
-		tp = unsafe.String(&buf[0], len(buf))
-	} else {
-		tp = string(b[:])
-	}
+	tp = string(b[:])
 	id = int64(lo >> 1)
 	if id == 0 {
 		id = 1
@@ -270,24 +260,11 @@ type outgoing struct {
 	w        window
 }
 
-// loopResult is a result with room for its traceparent, allocated
-// together: an event loop's request costs one allocation, not two.
-type loopResult struct {
-	res snapshots.Result
-	tp  [55]byte
-}
-
 // begin fills res for t (everything but Phase, Slice, Intended, Sent, Done
 // and the response) and, when counting, tells the SQL counter and the
 // upstream counter that the request starts.
 func (r *Replayer) begin(t *template, res *snapshots.Result, counting bool) outgoing {
-	return r.beginIn(t, res, counting, nil)
-}
-
-// beginIn is begin with the traceparent written into tpBuf (see
-// newTraceparent).
-func (r *Replayer) beginIn(t *template, res *snapshots.Result, counting bool, tpBuf *[55]byte) outgoing {
-	tp, traceID, id := newTraceparent(tpBuf)
+	tp, traceID, id := newTraceparent()
 	res.ExchangeID = t.id
 	res.Endpoint = t.endpoint
 	res.Method = t.method
